@@ -1,0 +1,1 @@
+"""Exercise declarations, one module per chapter."""

@@ -1,0 +1,239 @@
+"""Running one check of one exercise against a loaded submission (inside a worker).
+
+Outputs are allocated by the grader inside a larger buffer: the output itself is
+poisoned with NaN before every launch (unwritten elements fail) and the guard zones
+on either side hold a canary (out-of-bounds writes fail).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from course import mode
+
+from .exercise import Case, Exercise
+from .registry import threshold_for
+
+GUARD = 4096  # elements on each side of an output
+CANARY = 1234.5
+
+
+class Failure(AssertionError):
+    pass
+
+
+class Outputs:
+    """Factory for poisoned, guarded output tensors."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.made: list[tuple] = []
+
+    def tensor(self, shape, dtype):
+        import torch
+        n = int(np.prod(shape))
+        with _grader_ops():
+            buf = torch.full((n + 2 * GUARD,), CANARY, dtype=dtype, device=self.device)
+            out = buf[GUARD:GUARD + n].view(shape)
+            out.fill_(float("nan"))
+        self.made.append((buf, n))
+        return out
+
+    def check_guards(self) -> None:
+        for buf, n in self.made:
+            zones = (("before", buf[:GUARD]), ("after", buf[GUARD + n:]))
+            for where, zone in zones:
+                hit = (zone != CANARY).nonzero()
+                if len(hit):
+                    raise Failure(
+                        f"out-of-bounds write: {len(hit)} element(s) written just {where} the output "
+                        f"tensor ({n} elements); check your masks and index bounds")
+
+
+# aten ops a wrapper may run besides its own kernels: allocation, views, copies.
+_ALLOWED_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "fill_", "zero_", "copy_", "_to_copy", "clone", "detach", "alias", "view", "_unsafe_view",
+    "reshape", "as_strided", "contiguous", "t", "transpose", "permute", "expand", "slice", "select",
+    "unsqueeze", "squeeze", "flatten", "lift_fresh", "_local_scalar_dense", "is_same_size", "numel",
+    "sym_size", "sym_stride", "sym_numel", "stride", "size", "dim", "resize_", "set_", "unfold",
+}
+
+
+_GRADER = {"depth": 0}
+
+
+@contextlib.contextmanager
+def _grader_ops():
+    """Torch ops the grader itself runs inside an audited call are not the student's."""
+    _GRADER["depth"] += 1
+    try:
+        yield
+    finally:
+        _GRADER["depth"] -= 1
+
+
+@contextlib.contextmanager
+def audit_torch_ops(found: list):
+    """Record torch operators that compute (anything beyond allocation and views)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Audit(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.__name__.split(".")[0]
+            if name not in _ALLOWED_OPS and not _GRADER["depth"]:
+                found.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Audit():
+        yield
+
+
+def gpu_kernels_run(fn) -> list[str]:
+    """Names of the GPU kernels that fn() launched, from the profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = []
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            names.append(e.name)
+    return names
+
+
+def _own_kernel_names(ex: Exercise, ns: dict) -> set[str]:
+    """Kernels the submission defines: Triton functions and CUDA kernels in its namespace."""
+    from course.cuda import CudaKernel
+    names = set()
+    for k, v in ns.items():
+        if isinstance(v, CudaKernel):
+            names.add(v.name)
+        elif type(v).__name__ in ("JITFunction", "InterpretedFunction"):
+            names.add(getattr(getattr(v, "fn", None), "__name__", k))
+    return names
+
+
+def audit(ex: Exercise, ns: dict, call) -> None:
+    """The grader's run of the submission may use only the submission's kernels."""
+    ops: list[str] = []
+    with audit_torch_ops(ops):
+        call()
+    if ops:
+        uniq = sorted(set(ops))
+        raise Failure(f"your code computed with PyTorch ({', '.join(uniq[:6])}): the exercise asks for "
+                      "your own kernel to do the work; allocate and launch only")
+    if mode.GPU and ex.kind in ("triton", "cuda"):
+        own = _own_kernel_names(ex, ns)
+        ran = gpu_kernels_run(call)
+        foreign = sorted({k for k in ran if not any(k == o or k.startswith(o + "_") or k.startswith(o)
+                                                    for o in own)} - {""})
+        if foreign:
+            raise Failure(f"GPU kernels that are not yours ran: {', '.join(foreign[:4])}; "
+                          "the exercise asks for your own kernel to do the work")
+        if not ran:
+            raise Failure("no GPU kernel ran: the output must come from a kernel")
+
+
+def _make(ex: Exercise, case, seed: int, device: str):
+    import torch
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    shape = case.shape_for(mode.GPU)
+    inputs = ex.make_inputs(case, shape, gen, device)
+    return shape, inputs
+
+
+def _run_verified(ex: Exercise, ns: dict, case, seed: int, device: str, do_audit: bool) -> str:
+    shape, inputs = _make(ex, case, seed, device)
+    outs = Outputs(device)
+    call = lambda: ex.run(ns, inputs, outs)  # noqa: E731
+    if do_audit:
+        audit(ex, ns, call)
+        outs = Outputs(device)
+    out = ex.run(ns, inputs, outs)
+    if mode.GPU:
+        import torch
+        torch.cuda.synchronize()
+    outs.check_guards()
+    ref = ex.reference(inputs)
+    problems = ex.verify(out, ref, inputs, case)
+    if problems:
+        raise Failure(f"shape {tuple(shape)}, {case.kind} inputs: " + problems[0])
+    return f"{tuple(shape)} {case.kind}"
+
+
+def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
+    """Run one check; return a one-line summary or raise Failure with what to fix."""
+    device = mode.DEVICE
+    if ex.needs_gpu and not mode.GPU:
+        raise Failure("needs a GPU: CPU mode compiles CUDA cells but does not run them yet, so this "
+                      "check runs only on a machine with an NVIDIA GPU")
+    if check == "bandwidth":
+        return _bandwidth(ex, ns, seed)
+    cases = ex.cases[check]
+    done = []
+    for i, case in enumerate(cases):
+        done.append(_run_verified(ex, ns, case, seed + i, device, do_audit=(i == 0 and ex.kind != "python")))
+    return f"{len(done)} cases passed: " + ", ".join(done)
+
+
+def measure_bandwidth(ex: Exercise, ns: dict, seed: int, *, audited: bool = True, shape=None) -> dict:
+    """Time the submission at the exercise's benchmark shape, next to a copy of as many bytes.
+
+    The output is allocated once (guarded), poisoned, then overwritten by every timed run;
+    it is checked after timing, so the timed runs are the ones that must be right."""
+    from course import timing
+    if not mode.GPU:
+        raise Failure("needs a GPU: bandwidth is measured on a real GPU only (CPU mode runs kernels "
+                      "in an interpreter, whose speed says nothing about the GPU)")
+    import torch
+    b = ex.bench
+    case = Case(shape or b.shape, "randn")
+    shape, inputs = _make(ex, case, seed, "cuda")
+    outs = Outputs("cuda")
+    held = {}
+
+    def call():
+        held["out"] = ex.run(ns, inputs, outs if "out" not in held else _Reuse(held["out"]))
+
+    if audited:
+        audit(ex, ns, call)
+    held.clear()
+    call()
+    held["out"].fill_(float("nan"))
+    torch.cuda.synchronize()
+    ms = timing.bench(call)
+    outs.check_guards()
+    problems = ex.verify(held["out"], ex.reference(inputs), inputs, case)
+    if problems:
+        raise Failure("the output of the timed runs is wrong: " + problems[0])
+    nbytes = b.nbytes(shape)
+    got, copy = timing.gbps(nbytes, ms), timing.copy_gbps(nbytes)
+    return {"exercise": ex.id, "shape": list(shape), "ms": ms, "gbps": got, "copy_gbps": copy,
+            "fraction": got / copy, "device": torch.cuda.get_device_name(), "model": b.model}
+
+
+def _bandwidth(ex: Exercise, ns: dict, seed: int) -> str:
+    m = measure_bandwidth(ex, ns, seed)
+    need = threshold_for(ex.id)
+    line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
+            f"({m['copy_gbps']:.0f} GB/s) at {tuple(m['shape'])} on {m['device']}; "
+            f"bytes = {m['model']}; needs >= {100 * need:.0f}%")
+    if m["fraction"] > 1.10:
+        raise Failure(line + ": faster than a copy of the same bytes, so the kernel skipped work")
+    if m["fraction"] < need:
+        raise Failure(line)
+    return line
+
+
+class _Reuse:
+    """An Outputs stand-in that hands back the same (already guarded) tensor."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def tensor(self, shape, dtype):
+        return self.t

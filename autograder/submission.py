@@ -1,0 +1,150 @@
+"""A submission is a list of cells (Python or CUDA source) that define the exercise's names.
+
+It comes from one of three places, and is loaded the same way in a fresh worker:
+  - a notebook file: its nbgrader solution cells, in order (what the autograder grades);
+  - a live notebook namespace: the named objects and what they use (for `check()` in a cell);
+  - reference files in kernels_ref/ (for benchmarks and tests).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import textwrap
+import types
+from dataclasses import asdict, dataclass
+
+CUDA_MAGIC = "%%cuda"
+
+# Executed before the cells, in the worker as in the notebook's first code cell.
+SETUP = """\
+import math
+import numpy as np
+import torch
+import course
+import triton
+import triton.language as tl
+"""
+
+
+@dataclass
+class Cell:
+    kind: str  # "python" | "cuda"
+    source: str
+    origin: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def cell_from_text(source: str, origin: str = "") -> Cell:
+    stripped = source.lstrip()
+    if stripped.startswith(CUDA_MAGIC):
+        return Cell("cuda", stripped.split("\n", 1)[1] if "\n" in stripped else "", origin)
+    return Cell("python", source, origin)
+
+
+def cells_from_notebook(nb) -> list[Cell]:
+    """The solution cells of an nbgrader notebook (nbformat node), in order."""
+    cells = []
+    for i, c in enumerate(nb.cells):
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if c.cell_type == "code" and meta.get("solution") and not meta.get("grade"):
+            cells.append(cell_from_text(c.source, meta.get("grade_id", f"cell {i}")))
+    return cells
+
+
+def cells_from_files(paths) -> list[Cell]:
+    out = []
+    for p in paths:
+        with open(p) as f:
+            src = f.read()
+        kind = "cuda" if str(p).endswith(".cu") else "python"
+        out.append(Cell(kind, src, os.path.basename(str(p))))
+    return out
+
+
+class MissingName(LookupError):
+    pass
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
+
+
+def cells_from_namespace(ns: dict, names) -> list[Cell]:
+    """The sources of `names` in a live namespace and, first, of what they use."""
+    from course.cuda import CudaKernel, _StubKernel
+
+    cells: list[Cell] = []
+    seen: set[str] = set()
+    modules_seen: set[int] = set()
+    main = ns.get("__name__", "__main__")
+
+    def visit(name: str, required: bool) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        if name not in ns:
+            if required:
+                raise MissingName(f"`{name}` is not defined: run the cell that defines it first")
+            return
+        obj = ns[name]
+        if isinstance(obj, (CudaKernel, _StubKernel)):
+            src = getattr(obj, "module", None)
+            src = src.source if src is not None else ns.get("__cuda_sources__", {}).get(name)
+            if src is None:
+                raise MissingName(f"cannot find the CUDA source of `{name}`: run its %%cuda cell again")
+            if id(src) not in modules_seen:
+                modules_seen.add(id(src))
+                cells.append(Cell("cuda", src, name))
+            return
+        fn = getattr(obj, "fn", None) if type(obj).__name__ in ("JITFunction", "InterpretedFunction") else None
+        target = fn if fn is not None else obj
+        if isinstance(target, types.FunctionType) and target.__module__ == main:
+            for dep in sorted(_names_used(target.__code__)):
+                visit(dep, False)
+            try:
+                src = inspect.getsource(obj if fn is None else fn)
+            except (OSError, TypeError):
+                raise MissingName(f"cannot read the source of `{name}`: define it in a code cell") from None
+            cells.append(Cell("python", textwrap.dedent(src), name))
+        elif isinstance(obj, types.ModuleType):
+            mod = obj.__name__
+            line = f"import {mod}" if mod == name else f"import {mod} as {name}"
+            cells.append(Cell("python", line, name))
+        elif isinstance(obj, (bool, int, float, str)):
+            cells.append(Cell("python", f"{name} = {obj!r}", name))
+        elif required:
+            raise MissingName(f"`{name}` is a {type(obj).__name__}; the grader expects a function or kernel")
+
+    for n in names:
+        visit(n, True)
+    return cells
+
+
+def _strip_magics(src: str) -> str:
+    """Blank out IPython line magics and shell escapes, keeping line numbers."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.split("\n"))
+
+
+def load(cells: list[Cell], workdir: str) -> dict:
+    """Execute the cells in a fresh namespace; each Python cell lives in its own file
+    so that tracebacks and Triton's inspect.getsource find its lines."""
+    from course.magic import run_cell
+
+    ns: dict = {"__name__": "submission", "__builtins__": __builtins__}
+    exec(compile(SETUP, "<setup>", "exec"), ns)
+    for i, cell in enumerate(cells):
+        if cell.kind == "cuda":
+            run_cell(cell.source, ns)
+            continue
+        path = os.path.join(workdir, f"cell{i}_{''.join(ch for ch in cell.origin if ch.isalnum() or ch == '_')}.py")
+        src = _strip_magics(cell.source)
+        with open(path, "w") as f:
+            f.write(src)
+        exec(compile(src, path, "exec"), ns)
+    return ns

@@ -1,0 +1,64 @@
+"""One graded check in a fresh process: `python -m autograder.worker < job.json`.
+
+The job: {"exercise", "check", "cells", "seed"}. The last line of stdout is
+RESULT_TAG followed by {"passed", "message"}. Everything the submission prints
+stays in this process's output, which the parent shows only on failure.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import traceback
+
+RESULT_TAG = "@@flashcourse-result@@"
+
+
+def _emit(passed: bool, message: str) -> None:
+    sys.stdout.flush()
+    sys.__stdout__.write(f"\n{RESULT_TAG}{json.dumps({'passed': passed, 'message': message})}\n")
+    sys.__stdout__.flush()
+
+
+def _user_frames(tb) -> str:
+    """The part of a traceback that lies in the submission's cells."""
+    lines = [ln for ln in traceback.format_exception(tb) if "/cell" in ln or not ln.startswith("  File")]
+    return "".join(lines[-6:]).strip()
+
+
+def main() -> int:
+    job = json.load(sys.stdin)
+    import course  # sets the mode before any Triton kernel is defined
+    from autograder import registry
+    from autograder.grading import Failure, run_check
+    from autograder.submission import Cell, MissingName, load
+    from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
+
+    ex = registry.get(job["exercise"])
+    with tempfile.TemporaryDirectory(prefix="flashcourse-") as tmp:
+        try:
+            ns = load([Cell(**c) for c in job["cells"]], tmp)
+            missing = [n for n in ex.entry if n not in ns]
+            if missing:
+                raise MissingName(f"the submission does not define {', '.join(missing)}")
+            summary = run_check(ex, job["check"], ns, int(job["seed"]))
+        except Failure as e:
+            _emit(False, f"{e} (seed {job['seed']})")
+        except (NotImplementedYet, NotImplementedError) as e:
+            _emit(False, f"not implemented yet: {e}" if str(e) else
+                  "not implemented yet: replace `raise NotImplementedError()` with your code")
+        except CudaCompileError as e:
+            _emit(False, f"CUDA compile error:\n{e}")
+        except NeedsGPU as e:
+            _emit(False, str(e))
+        except MissingName as e:
+            _emit(False, str(e))
+        except BaseException as e:  # the submission raised: show where, in its own cells
+            _emit(False, f"your code raised {type(e).__name__}: {e}\n{_user_frames(e)}")
+        else:
+            _emit(True, summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""flashcourse: the library the notebooks import.
+
+Importing it picks the mode (GPU when torch sees a CUDA device, else CPU with the
+Triton interpreter; FLASHCOURSE_MODE=gpu|cpu overrides) and, inside IPython,
+registers the %%cuda cell magic. Import it before defining any @triton.jit kernel.
+"""
+from .mode import DEVICE, GPU, MODE, banner, device_name  # noqa: F401  (first: sets the mode)
+from .cuda import CudaModule, compile_cuda  # noqa: F401
+from .errors import CudaCompileError, NeedsGPU, NotImplementedYet  # noqa: F401
+
+__all__ = ["MODE", "GPU", "DEVICE", "banner", "device_name", "compile_cuda", "CudaModule",
+           "NeedsGPU", "CudaCompileError", "NotImplementedYet", "setup"]
+
+
+def setup(quiet: bool = False) -> str:
+    """Register %%cuda in IPython and print the mode banner."""
+    from . import magic
+    magic.register()
+    if not quiet:
+        print(banner())
+    return MODE
+
+
+def load_ipython_extension(ipython):  # %load_ext course
+    from . import magic
+    magic.register(ipython)

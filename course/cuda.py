@@ -1,0 +1,311 @@
+"""CUDA cells: compile CUDA C++ with NVRTC, report resources, launch on torch tensors.
+
+    mod = compile_cuda(source)            # NVRTC -> cubin for sm_90 (CPU) or this GPU
+    mod.report                            # registers / spills / shared memory per kernel
+    mod.softmax_3pass(grid, block, (x, y, rows, cols), shared_mem=0)
+
+Kernels must be `extern "C" __global__` so that their names survive compilation.
+Scalar arguments are converted to the C type in the kernel's signature, so a
+Python int passed for `int cols` arrives as a 32-bit int, not a 64-bit one.
+In CPU mode kernels compile (same errors, same report) but do not run.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import mode
+from .errors import CudaCompileError, NeedsGPU, NotImplementedYet
+
+# What NVRTC lacks without math.h, and the stub that an unfilled exercise holds.
+PRELUDE = r"""
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#define FLT_MAX 3.402823466e+38f
+#define FLT_MIN 1.175494351e-38f
+"""
+STUB_TOKEN = "NOT_IMPLEMENTED"
+CPU_ARCH = "sm_90"
+
+_SCALARS = {
+    "int": np.int32, "int32_t": np.int32, "unsigned": np.uint32, "unsigned int": np.uint32,
+    "uint32_t": np.uint32, "long long": np.int64, "int64_t": np.int64,
+    "unsigned long long": np.uint64, "uint64_t": np.uint64, "size_t": np.uint64,
+    "float": np.float32, "double": np.float64, "bool": np.bool_,
+}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
+
+
+def strip_comments(src: str) -> str:
+    """Blank out // and /* */ comments, keeping line numbers."""
+    def blank(m: re.Match) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+    return re.sub(r"//[^\n]*|/\*.*?\*/", blank, src, flags=re.S)
+
+
+@dataclass
+class Param:
+    name: str
+    ctype: str
+    pointer: bool
+
+
+@dataclass
+class KernelSignature:
+    name: str
+    params: list[Param]
+    line: int
+
+
+def _parse_params(text: str, kernel: str) -> list[Param]:
+    params = []
+    for raw in filter(None, (p.strip() for p in text.split(","))):
+        if raw == "void":
+            continue
+        pointer = "*" in raw or "[" in raw
+        words = [w for w in re.split(r"[\s*&\[\]]+", raw) if w and w not in _QUALIFIERS]
+        if len(words) < 2:
+            raise CudaCompileError(f"kernel {kernel}: cannot read parameter {raw!r}")
+        name, ctype = words[-1], " ".join(words[:-1])
+        if not pointer and ctype not in _SCALARS:
+            raise CudaCompileError(
+                f"kernel {kernel}: parameter {raw!r} has type {ctype!r}; kernels launched from "
+                f"Python take pointers or one of: {', '.join(sorted(_SCALARS))}")
+        params.append(Param(name, ctype, pointer))
+    return params
+
+
+def find_kernels(src: str) -> list[KernelSignature]:
+    """Every `__global__` function of the source, with its parameters."""
+    code = strip_comments(src)
+    found = []
+    pattern = r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+" \
+              r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)"
+    for m in re.finditer(pattern, code):
+        line = code.count("\n", 0, m.start()) + 1
+        before = code[max(0, m.start() - 40):m.start()]
+        if not re.search(r'extern\s+"C"\s*$', before):
+            raise CudaCompileError(
+                f'line {line}: write `extern "C" __global__ void {m.group(1)}(...)` so the '
+                "kernel keeps its name and Python can find it")
+        found.append(KernelSignature(m.group(1), _parse_params(m.group(2), m.group(1)), line))
+    return found
+
+
+@dataclass
+class KernelResources:
+    registers: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+
+    def __str__(self) -> str:
+        spill = "no spills" if not (self.spill_stores or self.spill_loads) else \
+            f"SPILLS {self.spill_stores} B stored / {self.spill_loads} B loaded"
+        return (f"{self.registers} registers, {self.shared_bytes} B static shared memory, "
+                f"{self.stack_bytes} B stack, {spill}")
+
+
+def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
+    out: dict[str, KernelResources] = {}
+    current = None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line) or \
+            re.search(r"Function properties for (\w+)", line)
+        if m:
+            current = out.setdefault(m.group(1), KernelResources())
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            current.stack_bytes, current.spill_stores, current.spill_loads = map(int, m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            current.registers = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            current.shared_bytes = int(s.group(1)) if s else 0
+    return out
+
+
+def _format_errors(log: str) -> str:
+    out = []
+    for entry in log.splitlines():
+        m = re.match(r'cell\((\d+)\): (error|warning)\s*:?\s*(.*)', entry)
+        if m:
+            n = int(m.group(1))
+            out.append(f"line {n}: {m.group(2)}: {m.group(3)}")
+        elif entry.strip() and "ptxas" not in entry and "compilation" not in entry.lower():
+            out.append(entry)
+    return "\n".join(out) or log
+
+
+def _nvrtc_compile(src: str, arch: str) -> tuple[bytes, str]:
+    try:
+        from cupy.cuda import nvrtc
+    except Exception as e:  # pragma: no cover - depends on the install
+        raise CudaCompileError(f"NVRTC is not available ({e}); install cupy and the nvrtc wheel") from None
+    full = PRELUDE + '#line 1 "cell"\n' + src
+    prog = nvrtc.createProgram(full, "cell.cu", (), ())
+    try:
+        opts = (f"-arch={arch}", "-std=c++17", "-Xptxas=-v")
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError:
+            raise CudaCompileError(_format_errors(nvrtc.getProgramLog(prog))) from None
+        log = nvrtc.getProgramLog(prog)
+        cubin = nvrtc.getCUBIN(prog) + b"\0"  # cupy drops the last byte
+    finally:
+        nvrtc.destroyProgram(prog)
+    return cubin, log
+
+
+def _arch() -> str:
+    if mode.GPU:
+        import torch
+        major, minor = torch.cuda.get_device_capability()
+        return f"sm_{major}{minor}"
+    return CPU_ARCH
+
+
+def _as_arg(value, param: Param, kernel: str):
+    import torch
+    if param.pointer:
+        if isinstance(value, torch.Tensor):
+            if mode.GPU and not value.is_cuda:
+                raise TypeError(f"{kernel}: argument {param.name!r} is a CPU tensor; move it to the GPU")
+            return np.uint64(value.data_ptr())
+        if isinstance(value, int):
+            return np.uint64(value)
+        raise TypeError(f"{kernel}: argument {param.name!r} expects a tensor (a pointer), got {type(value).__name__}")
+    if isinstance(value, torch.Tensor):
+        raise TypeError(f"{kernel}: argument {param.name!r} is a {param.ctype}, got a tensor")
+    return _SCALARS[param.ctype](value)
+
+
+def _dim3(v, what: str) -> tuple[int, int, int]:
+    t = (v,) if isinstance(v, int) else tuple(int(i) for i in v)
+    if not 1 <= len(t) <= 3 or min(t) < 1:
+        raise ValueError(f"{what} must be 1 to 3 positive ints, got {v!r}")
+    return t + (1,) * (3 - len(t))
+
+
+@dataclass
+class CudaKernel:
+    signature: KernelSignature
+    resources: KernelResources
+    module: "CudaModule" = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        params = self.signature.params
+        if len(args) != len(params):
+            raise TypeError(f"{self.name} takes {len(params)} arguments "
+                            f"({', '.join(p.name for p in params)}), got {len(args)}")
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        converted = tuple(_as_arg(a, p, self.name) for a, p in zip(args, params))
+        if block[0] * block[1] * block[2] > 1024:
+            raise ValueError(f"{self.name}: a block holds at most 1024 threads, asked for {block}")
+        launcher = self.module._launcher
+        if launcher is None:
+            raise NeedsGPU(f"{self.name}: CPU mode compiles CUDA cells but cannot run them; "
+                           "run this on a machine with an NVIDIA GPU")
+        launcher(self.name, grid, block, converted, int(shared_mem))
+
+    def __repr__(self) -> str:
+        return f"<CUDA kernel {self.name}: {self.resources}>"
+
+
+class _StubKernel:
+    """What a kernel name is bound to while its exercise still holds the stub."""
+
+    def __init__(self, name: str, line: int):
+        self.name, self.line = name, line
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedYet(
+            f"CUDA kernel {self.name} is not implemented yet: replace {STUB_TOKEN}() "
+            f"(line {self.line} of its cell) with your code")
+
+
+class CudaModule:
+    def __init__(self, source: str):
+        self.source = source
+        self.kernels: dict[str, object] = {}
+        self.report: dict[str, KernelResources] = {}
+        self.stub_line = 0
+        self._launcher = None
+        sigs = find_kernels(source)
+        code = strip_comments(source)
+        m = re.search(rf"\b{STUB_TOKEN}\b", code)
+        if m:  # an unfilled exercise: no compile, no noise
+            self.stub_line = code.count("\n", 0, m.start()) + 1
+            for s in sigs:
+                self.kernels[s.name] = _StubKernel(s.name, self.stub_line)
+            return
+        if not sigs:
+            raise CudaCompileError('no kernel found: write `extern "C" __global__ void name(...)`')
+        key = hashlib.sha256((_arch() + "\0" + source).encode()).hexdigest()
+        if key not in _CACHE:
+            _CACHE[key] = _nvrtc_compile(source, _arch())
+        cubin, log = _CACHE[key]
+        self.report = parse_ptxas_report(log)
+        for s in sigs:
+            self.kernels[s.name] = CudaKernel(s, self.report.get(s.name, KernelResources()), self)
+        if mode.GPU:
+            self._launcher = _GpuLauncher(cubin)
+
+    @property
+    def implemented(self) -> bool:
+        return not self.stub_line
+
+    def __getattr__(self, name: str):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(name)
+
+    def summary(self) -> str:
+        if not self.implemented:
+            names = ", ".join(self.kernels) or "(none)"
+            return (f"Not implemented yet: {names}. Replace {STUB_TOKEN}() on line {self.stub_line} "
+                    "with your code, then run this cell again.")
+        where = mode.device_name() if mode.GPU else f"{CPU_ARCH} (compiled only: CPU mode)"
+        rows = [f"compiled for {where}"]
+        rows += [f"  {k.name}: {k.resources}" for k in self.kernels.values()]
+        return "\n".join(rows)
+
+
+_CACHE: dict[str, tuple[bytes, str]] = {}
+
+
+class _GpuLauncher:
+    def __init__(self, cubin: bytes):
+        import cupy
+        self._cupy = cupy
+        self._module = cupy.cuda.function.Module()
+        self._module.load(cubin)
+        self._functions: dict[str, object] = {}
+
+    def __call__(self, name, grid, block, args, shared_mem):
+        import torch
+        cupy = self._cupy
+        fn = self._functions.get(name)
+        if fn is None:
+            fn = self._functions[name] = self._module.get_function(name)
+        if shared_mem > 48 * 1024:
+            cupy.cuda.driver.funcSetAttribute(
+                fn.ptr, cupy.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem)
+        stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+        fn(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+
+def compile_cuda(source: str) -> CudaModule:
+    return CudaModule(source)

@@ -1,0 +1,60 @@
+"""GPU or CPU mode, chosen once when `course` is imported.
+
+FLASHCOURSE_MODE=gpu|cpu|auto (default auto: GPU when torch sees a CUDA device).
+CPU mode switches the Triton interpreter on; that must happen before any
+@triton.jit runs, which is why notebooks import `course` first.
+"""
+from __future__ import annotations
+
+import os
+
+_VALID = ("auto", "gpu", "cpu")
+
+
+def _choose() -> str:
+    want = os.environ.get("FLASHCOURSE_MODE", "auto").strip().lower() or "auto"
+    if want not in _VALID:
+        raise ValueError(f"FLASHCOURSE_MODE={want!r}: use one of {', '.join(_VALID)}")
+    import torch
+
+    has_gpu = torch.cuda.is_available()
+    if want == "gpu" and not has_gpu:
+        raise RuntimeError("FLASHCOURSE_MODE=gpu but torch sees no CUDA device")
+    if want == "auto":
+        want = "gpu" if has_gpu else "cpu"
+    return want
+
+
+MODE = _choose()
+GPU = MODE == "gpu"
+DEVICE = "cuda" if GPU else "cpu"
+
+if not GPU:
+    os.environ["TRITON_INTERPRET"] = "1"
+    import sys
+
+    if "triton" in sys.modules:  # imported before us: flip the knob as well
+        import triton
+
+        triton.knobs.runtime.interpret = True
+
+
+def device_name() -> str:
+    if GPU:
+        import torch
+
+        return torch.cuda.get_device_name()
+    return "CPU (Triton interpreter; CUDA cells compile only)"
+
+
+BANNER_GPU = "flashcourse · GPU mode on {name}: kernels run on the GPU and are timed."
+BANNER_CPU = (
+    "flashcourse · CPU mode (no CUDA device found): Triton kernels run in the Triton "
+    "interpreter (slow, but exact enough to check correctness); CUDA cells are compiled by "
+    "NVRTC for sm_90, so you see compile errors and the register report, but they do not run; "
+    "nothing is timed, so bandwidth checks say they need a GPU."
+)
+
+
+def banner() -> str:
+    return BANNER_GPU.format(name=device_name()) if GPU else BANNER_CPU

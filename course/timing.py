@@ -1,0 +1,68 @@
+"""Timing on the GPU: CUDA events, L2 flushed between repetitions, median reported.
+
+    ms = bench(lambda: kernel(x, y))
+    gbps(nbytes, ms)                 # GB/s, 1 GB = 1e9 bytes
+    copy_gbps(nbytes)                # the roofline: a device-to-device copy of nbytes
+
+Bandwidth counts bytes read plus bytes written, for the copy as for your kernel,
+so "% of copy" compares like with like.
+"""
+from __future__ import annotations
+
+import statistics
+
+from . import mode
+from .errors import NeedsGPU
+
+
+def _need_gpu(what: str) -> None:
+    if not mode.GPU:
+        raise NeedsGPU(f"{what} needs a GPU: CPU mode runs kernels in an interpreter, "
+                       "whose speed says nothing about the GPU")
+
+
+_FLUSH = {}
+
+
+def flush_l2() -> None:
+    """Overwrite a buffer twice the size of L2 so the next kernel starts cold."""
+    import torch
+    buf = _FLUSH.get("buf")
+    if buf is None:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        buf = _FLUSH["buf"] = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
+    buf.zero_()
+
+
+def bench(fn, *, warmup: int = 5, reps: int = 30, flush: bool = True) -> float:
+    """Median time of fn() in milliseconds."""
+    _need_gpu("timing")
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for s, e in zip(starts, ends):
+        if flush:
+            flush_l2()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+def copy_gbps(nbytes: int, **kw) -> float:
+    """Bandwidth of a device-to-device copy that reads nbytes/2 and writes nbytes/2."""
+    _need_gpu("measuring the copy bandwidth")
+    import torch
+    half = nbytes // 2
+    src = torch.empty(half, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src), **kw)
+    return gbps(2 * half, ms)

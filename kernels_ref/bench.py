@@ -1,0 +1,95 @@
+"""Benchmark the reference solutions with the grader's own measurement, side by side
+with PyTorch and the copy bandwidth, in one process:
+
+    python -m kernels_ref.bench [--json out.json] [--sweep]
+
+Also times the known-wrong "slow" submissions, which the thresholds must reject.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+
+import course
+from autograder import registry
+from autograder.grading import Failure, measure_bandwidth
+from autograder.submission import cell_from_text, load
+from autograder.submissions import for_chapter
+from kernels_ref import notebook_part
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def reference_source(ex) -> str:
+    src = notebook_part(os.path.join(ROOT, ex.solution))
+    return ("%%cuda\n" + src) if ex.solution.endswith(".cu") else src
+
+
+def namespace(source: str, tmp: str) -> dict:
+    return load([cell_from_text(source, "bench")], tmp)
+
+
+def torch_baseline(ex, shape):
+    """PyTorch's own op on the same shape, where the chapter has one."""
+    import torch
+    from course import timing
+    if not ex.id.startswith("ch01."):
+        return None
+    x = torch.randn(*shape, device="cuda")
+    ms = timing.bench(lambda: torch.softmax(x, dim=-1))
+    return timing.gbps(ex.bench.nbytes(shape), ms)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--sweep", action="store_true", help="also sweep the row length (for the plot)")
+    args = ap.parse_args()
+    if not course.GPU:
+        print("kernels_ref.bench needs a GPU")
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for ex in registry.all_exercises():
+            if ex.bench is None:
+                continue
+            variants = [("reference", reference_source(ex))]
+            for w in for_chapter(ex.chapter):
+                if w.exercise == ex.id:
+                    variants.append((f"wrong/{w.name}", w.apply(reference_source(ex))))
+            shapes = [ex.bench.shape]
+            if args.sweep:
+                shapes += [(ex.bench.shape[0], c) for c in (512, 1024, 2048, 4096, 16384)]
+            for shape in shapes:
+                for name, src in variants:
+                    try:
+                        m = measure_bandwidth(ex, namespace(src, tmp), 0, audited=False, shape=shape)
+                    except Failure as e:
+                        m = {"exercise": ex.id, "shape": list(shape), "error": str(e)[:200]}
+                    m["variant"] = name
+                    rows.append(m)
+                tb = torch_baseline(ex, shape)
+                if tb is not None:
+                    copy = [r for r in rows if r.get("variant") == "reference" and r["shape"] == list(shape)
+                            and r["exercise"] == ex.id and "copy_gbps" in r][-1]["copy_gbps"]
+                    rows.append({"exercise": ex.id, "shape": list(shape), "variant": "torch", "gbps": tb,
+                                 "copy_gbps": copy, "fraction": tb / copy})
+    dev = course.device_name()
+    print(f"\n{dev}")
+    print(f"{'exercise':22} {'shape':>14} {'variant':34} {'GB/s':>7} {'% copy':>7}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {'-':>7} {'':>7} {r['error'][:60]}")
+        else:
+            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {r['gbps']:7.0f} "
+                  f"{100 * r['fraction']:6.1f}%")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
