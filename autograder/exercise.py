@@ -54,7 +54,7 @@ class Exercise:
         return names
 
 
-def test_cell_id(exercise_id: str, check: str) -> str:
+def grade_id_for(exercise_id: str, check: str) -> str:
     """grade_id of the test cell that runs `check` of an exercise (one convention, used everywhere)."""
     short = exercise_id.split(".", 1)[1]
     return f"test_{short}" if check == "correctness" else f"test_{short}_{check}"

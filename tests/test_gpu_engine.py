@@ -9,7 +9,7 @@ import pytest
 
 import course
 from autograder import registry
-from autograder.exercise import test_cell_id
+from autograder.exercise import grade_id_for
 from autograder.runner import run_check
 from autograder.submission import cell_from_text
 from autograder.submissions import for_chapter
@@ -35,5 +35,5 @@ def test_check(exercise_id, variant, check):
         src, loses = w.apply(src), w.loses
     r = run_check(exercise_id, check, [cell_from_text(src, variant)])
     print(f"{exercise_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} {r.seconds:.1f}s {r.message}")
-    expect_pass = test_cell_id(exercise_id, check) not in loses
+    expect_pass = grade_id_for(exercise_id, check) not in loses
     assert r.passed == expect_pass, r.message

@@ -11,10 +11,10 @@ through five kinds that break a naive kernel:
   4 small:    values near -100 (exp underflows to 0: 0/0 without the max)
 
 Tolerance. Outputs are compared with a float64 softmax of the same fp32 input:
-|y - ref| <= RTOL·|ref| + ATOL. RTOL = 5e-5 is about 800 fp32 ulps: room for __expf
-(its error grows with |x - max|, ~6e-6 relative at 100) and for sums over 10^5
-terms, yet 10x tighter than fp16 rounding (4.9e-4), so a kernel that computes
-exp or the sum in half precision fails. ATOL = 1e-9 only forgives values that
+|y - ref| <= RTOL·|ref| + ATOL. RTOL = 1e-4 is about 1700 fp32 ulps: room for __expf
+(its error grows with |x - max|, ~6e-6 relative at 100) and for a sequential fp32
+sum over 16k terms (6e-5 measured on an H200), yet 5x tighter than fp16 rounding
+(4.9e-4), so a kernel that computes exp or the sum in half precision fails. ATOL = 1e-9 only forgives values that
 underflow fp32. Rows must also sum to 1 within 1e-4, which a zero output cannot.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from ..exercise import Bench, Case, Exercise
 from ..registry import register
 
-RTOL, ATOL, SUM_TOL = 5e-5, 1e-9, 1e-4
+RTOL, ATOL, SUM_TOL = 1e-4, 1e-9, 1e-4
 KINDS = ("large", "neginf", "constant", "dominant", "small")
 CUDA_THREADS = 256  # launch contract of the CUDA exercise: one block of 256 threads per row
 
