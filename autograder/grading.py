@@ -164,7 +164,13 @@ def _run_verified(ex: Exercise, ns: dict, case, seed: int, device: str, do_audit
 
 def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
     """Run one check; return a one-line summary or raise Failure with what to fix."""
+    from course.cuda import _StubKernel
+    from course.errors import NotImplementedYet
     device = mode.DEVICE
+    for name in ex.entry:
+        if isinstance(ns.get(name), _StubKernel):
+            raise NotImplementedYet(f"CUDA kernel {name} is not implemented yet: replace NOT_IMPLEMENTED() "
+                                    "with your code")
     if ex.needs_gpu and not mode.GPU:
         raise Failure("needs a GPU: CPU mode compiles CUDA cells but does not run them yet, so this "
                       "check runs only on a machine with an NVIDIA GPU")

@@ -28,7 +28,6 @@ def _user_frames(tb) -> str:
 
 def main() -> int:
     job = json.load(sys.stdin)
-    import course  # sets the mode before any Triton kernel is defined
     from autograder import registry
     from autograder.grading import Failure, run_check
     from autograder.submission import Cell, MissingName, load

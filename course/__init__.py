@@ -4,11 +4,12 @@ Importing it picks the mode (GPU when torch sees a CUDA device, else CPU with th
 Triton interpreter; FLASHCOURSE_MODE=gpu|cpu overrides) and, inside IPython,
 registers the %%cuda cell magic. Import it before defining any @triton.jit kernel.
 """
-from .mode import DEVICE, GPU, MODE, banner, device_name  # noqa: F401  (first: sets the mode)
+from .mode import DEVICE, GPU, GRADING, MODE, banner, device_name  # noqa: F401  (first: sets the mode)
 from .cuda import CudaModule, compile_cuda  # noqa: F401
 from .errors import CudaCompileError, NeedsGPU, NotImplementedYet  # noqa: F401
+from . import plots, timing  # noqa: F401
 
-__all__ = ["MODE", "GPU", "DEVICE", "banner", "device_name", "compile_cuda", "CudaModule",
+__all__ = ["MODE", "GPU", "GRADING", "DEVICE", "banner", "device_name", "compile_cuda", "CudaModule",
            "NeedsGPU", "CudaCompileError", "NotImplementedYet", "setup"]
 
 

@@ -26,6 +26,9 @@ def _choose() -> str:
 
 
 MODE = _choose()
+# True while nbgrader autogrades: demo cells skip running the student's code (the grader
+# runs its own isolated checks), so a kernel that hangs costs only its checks.
+GRADING = os.environ.get("FLASHCOURSE_AUTOGRADE") == "1"
 GPU = MODE == "gpu"
 DEVICE = "cuda" if GPU else "cpu"
 

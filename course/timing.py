@@ -66,3 +66,28 @@ def copy_gbps(nbytes: int, **kw) -> float:
     dst = torch.empty_like(src)
     ms = bench(lambda: dst.copy_(src), **kw)
     return gbps(2 * half, ms)
+
+
+def row_sweep(fns: dict, widths, rows: int = 8192, dtype=None) -> tuple[dict, list]:
+    """GB/s of each fn(x, y) over (rows, width) float32 inputs, and the copy bandwidth per width.
+
+    Bytes per call: x read once + y written once."""
+    _need_gpu("a bandwidth sweep")
+    import torch
+    dtype = dtype or torch.float32
+    out = {name: [] for name in fns}
+    copy = []
+    for w in widths:
+        x = torch.randn(rows, w, device="cuda", dtype=dtype)
+        y = torch.empty_like(x)
+        nbytes = 2 * x.numel() * x.element_size()
+        for name, fn in fns.items():
+            out[name].append(gbps(nbytes, bench(lambda: fn(x, y))))
+        copy.append(copy_gbps(nbytes))
+    return out, copy
+
+
+def copy_sweep(sizes_bytes) -> list:
+    """Copy bandwidth for each total size (read + write), L2 not flushed: small sizes show the cache."""
+    _need_gpu("measuring the copy bandwidth")
+    return [copy_gbps(n, flush=False) for n in sizes_bytes]

@@ -81,7 +81,8 @@ def main() -> int:
     print(f"{'exercise':22} {'shape':>14} {'variant':34} {'GB/s':>7} {'% copy':>7}")
     for r in rows:
         if "error" in r:
-            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {'-':>7} {'':>7} {r['error'][:60]}")
+            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {'-':>7} {'':>7} "
+                  f"{r['error'][:60]}")
         else:
             print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {r['gbps']:7.0f} "
                   f"{100 * r['fraction']:6.1f}%")

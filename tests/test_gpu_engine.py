@@ -3,7 +3,6 @@ the checks it targets, each check in its own worker process. Skipped without a G
 
 Run: FLASHCOURSE_MODE=gpu python -m pytest tests/test_gpu_engine.py -v
 """
-import os
 
 import pytest
 

@@ -32,26 +32,22 @@ CUDA_THREADS = 256  # launch contract of the CUDA exercise: one block of 256 thr
 def make_inputs(case: Case, shape, gen, device):
     import torch
     rows, cols = shape
-    x = torch.randn(rows, cols, generator=gen, dtype=torch.float64)
+    z = torch.randn(rows, cols, generator=gen, dtype=torch.float64)
     scale = 1 + 9 * torch.rand(rows, 1, generator=gen, dtype=torch.float64)
-    x = x * scale
+    x = z * scale
     if case.kind == "adversarial":
-        for r in range(rows):
-            kind = KINDS[r % len(KINDS)]
-            if kind == "large":
-                x[r] = 100 + x[r] / scale[r] * 2
-            elif kind == "neginf":
-                drop = torch.rand(cols, generator=gen) < 0.3
-                keep = int(torch.randint(cols, (1,), generator=gen))
-                drop[keep] = False
-                x[r][drop] = float("-inf")
-            elif kind == "constant":
-                x[r] = float(x[r, 0])
-            elif kind == "dominant":
-                x[r] = x[r] / scale[r]
-                x[r, int(torch.randint(cols, (1,), generator=gen))] = 60.0
-            elif kind == "small":
-                x[r] = -100 + x[r] / scale[r] * 2
+        kind = torch.arange(rows) % len(KINDS)
+        pick = lambda name: kind == KINDS.index(name)  # noqa: E731
+        x[pick("large")] = 100 + 2 * z[pick("large")]
+        x[pick("small")] = -100 + 2 * z[pick("small")]
+        x[pick("constant")] = x[pick("constant")][:, :1].expand(-1, cols)
+        r = torch.nonzero(pick("dominant")).flatten()
+        x[r] = z[r]
+        x[r, torch.randint(cols, (len(r),), generator=gen)] = 60.0
+        r = torch.nonzero(pick("neginf")).flatten()
+        drop = torch.rand(len(r), cols, generator=gen) < 0.3
+        drop[torch.arange(len(r)), torch.randint(cols, (len(r),), generator=gen)] = False  # one stays finite
+        x[r] = x[r].masked_fill(drop, float("-inf"))
     return {"x": x.to(torch.float32).to(device)}
 
 

@@ -1,0 +1,46 @@
+"""`flashcourse wheelhouse DIR`: the wheels grading needs on an offline GPU node.
+
+The node already has torch, triton, cupy and numpy (Python 3.12, manylinux x86_64). Grading
+needs nbgrader (its autograde path: nbconvert, nbclient, sqlalchemy, alembic, jupyter_server's
+imports) and a Jupyter kernel (ipykernel). JupyterLab and the packages only it uses are left out:
+nobody opens a browser there. Install on the node with
+    pip install --no-index --no-deps DIR/*.whl && pip install --no-deps -e .
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+
+WANT = ["nbgrader==0.9.6", "ipykernel"]
+# Pulled in by nbgrader's requirements but never imported when generating or autograding.
+LEAVE_OUT = {"jupyterlab", "babel", "jupyterlab_server", "jupyter_lsp", "json5", "async_lru",
+             "notebook_shim", "jupyterlab_widgets", "widgetsnbextension", "ipywidgets"}
+PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64",
+             "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_5_x86_64"]
+LIMIT_MB = 60
+
+
+def _dist(wheel: str) -> str:
+    return re.sub(r"[-.]+", "_", os.path.basename(wheel).split("-")[0]).lower()
+
+
+def build_wheelhouse(dest: str, python_version: str = "3.12") -> int:
+    os.makedirs(dest, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version",
+           python_version, "--implementation", "cp", "-d", dest, *WANT]
+    for p in PLATFORMS:
+        cmd += ["--platform", p]
+    subprocess.run(cmd, check=True)
+    for whl in glob.glob(os.path.join(dest, "*.whl")):
+        if _dist(whl) in LEAVE_OUT:
+            os.remove(whl)
+    wheels = glob.glob(os.path.join(dest, "*.whl"))
+    mb = sum(os.path.getsize(w) for w in wheels) / 2**20
+    print(f"{len(wheels)} wheels, {mb:.1f} MB in {dest}")
+    if mb > LIMIT_MB:
+        print(f"over the {LIMIT_MB} MB budget")
+        return 1
+    return 0

@@ -1,0 +1,34 @@
+"""nbgrader configuration: the repository root is the course directory.
+
+flashcourse's plugins: CUDA stubs in %%cuda cells when releasing, and the isolated
+regrade of every check() test cell when autograding (autograder/nbgrader_plugins.py).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties, CheckCellMetadata, ClearSolutions, Execute, IgnorePattern, LimitOutput,
+    SaveAutoGrades)
+
+from autograder.nbgrader_plugins import ClearSolutionsCuda, IsolatedRegrade  # noqa: E402
+
+c = get_config()  # noqa: F821
+
+c.CourseDirectory.course_id = "flashcourse"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.nb.md"]
+
+c.GenerateAssignment.preprocessors = [
+    ClearSolutionsCuda if p is ClearSolutions else p
+    for p in GenerateAssignment.class_traits()["preprocessors"].default()
+]
+c.Autograde.autograde_preprocessors = [
+    Execute, IsolatedRegrade, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata,
+]
+c.IsolatedRegrade.workers = int(os.environ.get("FLASHCOURSE_WORKERS", "2"))  # checks at once
+c.Execute.timeout = 600  # per cell; graded checks have their own, shorter timeouts
+os.environ["FLASHCOURSE_AUTOGRADE"] = "1"  # in-notebook check() defers to IsolatedRegrade

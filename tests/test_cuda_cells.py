@@ -1,0 +1,95 @@
+"""CUDA cells: NVRTC compile (no GPU needed), error lines, report, stubs, argument types."""
+import numpy as np
+import pytest
+import torch
+
+import course
+from course.cuda import CudaModule, Param, _as_arg, find_kernels, parse_ptxas_report
+from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
+
+GOOD = r'''
+#define T 128
+extern "C" __global__ void scale(const float* __restrict__ x, float* y, float a, int n) {
+    __shared__ float buf[T];
+    int i = blockIdx.x * T + threadIdx.x;
+    buf[threadIdx.x] = i < n ? x[i] : -INFINITY;
+    __syncthreads();
+    if (i < n) y[i] = a * buf[threadIdx.x] + (FLT_MAX > 0.f ? 0.f : 1.f);
+}
+'''
+
+
+def test_compiles_and_reports_resources():
+    mod = CudaModule(GOOD)
+    k = mod.scale
+    assert k.name == "scale"
+    assert k.resources.registers > 0
+    assert k.resources.shared_bytes == 128 * 4
+    assert [p.name for p in k.signature.params] == ["x", "y", "a", "n"]
+    assert "scale:" in mod.summary() and "registers" in mod.summary()
+
+
+def test_compile_error_points_at_the_cell_line():
+    bad = GOOD.replace("a * buf", "b * buf")
+    with pytest.raises(CudaCompileError) as e:
+        CudaModule(bad)
+    line = 1 + bad.split("\n").index(next(ln for ln in bad.split("\n") if "b * buf" in ln))
+    assert f"line {line}: error" in str(e.value)
+    assert '"b" is undefined' in str(e.value)
+
+
+def test_kernel_needs_extern_c():
+    with pytest.raises(CudaCompileError, match='extern "C"'):
+        find_kernels("__global__ void k(float* x) {}")
+
+
+def test_stub_is_reported_not_compiled():
+    mod = CudaModule(GOOD.replace("__syncthreads();", "// YOUR CODE HERE\n    NOT_IMPLEMENTED();"))
+    assert not mod.implemented and "Not implemented yet" in mod.summary()
+    with pytest.raises(NotImplementedYet, match="not implemented yet"):
+        mod.scale(1, 128, ())
+
+
+def test_stub_in_a_comment_does_not_count():
+    assert CudaModule(GOOD + "\n// NOT_IMPLEMENTED();\n").implemented
+
+
+def test_scalar_arguments_take_the_kernel_types():
+    assert _as_arg(3, Param("n", "int", False), "k").dtype == np.int32
+    assert _as_arg(2.5, Param("a", "float", False), "k").dtype == np.float32
+    t = torch.zeros(4)
+    if not course.GPU:
+        assert _as_arg(t, Param("x", "float", True), "k") == t.data_ptr()
+    with pytest.raises(TypeError, match="tensor"):
+        _as_arg(t, Param("n", "int", False), "k")
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        CudaModule(GOOD).scale(1, 128, (1, 2))
+
+
+@pytest.mark.skipif(course.GPU, reason="CPU mode only")
+def test_cpu_mode_does_not_run_cuda():
+    x = torch.zeros(8)
+    with pytest.raises(NeedsGPU):
+        CudaModule(GOOD).scale(1, 128, (x, x, 1.0, 8))
+
+
+def test_ptxas_report_parser():
+    log = """ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, 2048 bytes smem, 380 bytes cmem[0]"""
+    r = parse_ptxas_report(log)["k"]
+    assert (r.registers, r.shared_bytes, r.stack_bytes, r.spill_stores) == (40, 2048, 8, 4)
+    assert "SPILLS" in str(r)
+
+
+@pytest.mark.skipif(not course.GPU, reason="needs a GPU")
+def test_runs_on_gpu():
+    x = torch.randn(1000, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    CudaModule(GOOD).scale((8,), (128,), (x, y, 2.0, 1000))
+    torch.cuda.synchronize()
+    assert torch.allclose(y, 2 * x)

@@ -1,0 +1,149 @@
+"""The grading engine: tolerances, poisoning, guards, audit, seeds, submissions, isolation."""
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from autograder import registry
+from autograder.exercises import ch01_softmax as sm
+from autograder.grading import Failure, Outputs, audit, run_check
+from autograder.runner import run_check as run_isolated
+from autograder.submission import Cell, MissingName, cells_from_namespace, load
+
+EX = registry.get("ch01.safe_softmax")
+
+
+def inputs(kind="adversarial", shape=(10, 37), seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return sm.make_inputs(sm.Case(shape, kind), shape, gen, "cpu")
+
+
+def test_adversarial_rows_break_a_naive_softmax():
+    x = inputs()["x"].numpy().astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    assert np.isnan(naive).any()  # the "large" and "small" rows
+    assert np.isinf(x).any() and np.isfinite(x).any(axis=-1).all()  # -inf entries, never a full row
+
+
+def test_reference_output_passes_and_zero_fails():
+    inp = inputs()
+    ref = sm.reference(inp)
+    case = sm.Case((10, 37), "adversarial")
+    assert sm.verify(ref.astype(np.float32), ref, inp, case) == []
+    assert sm.verify(np.zeros_like(ref, dtype=np.float32), ref, inp, case)
+
+
+def test_half_precision_is_rejected():
+    inp = inputs("randn", (8, 4096))
+    ref = sm.reference(inp)
+    fp16 = ref.astype(np.float16).astype(np.float32)
+    assert sm.verify(fp16, ref, inp, sm.Case((8, 4096)))
+
+
+def test_unwritten_elements_are_nan_and_fail():
+    out = Outputs("cpu").tensor((4, 5), torch.float32)
+    assert torch.isnan(out).all()
+    inp = inputs("randn", (4, 5))
+    ref = sm.reference(inp)
+    out[:, :4] = torch.from_numpy(ref[:, :4]).float()
+    msg = sm.verify(out, ref, inp, sm.Case((4, 5)))[0]
+    assert "NaN" in msg and "never" in msg
+
+
+def test_guard_zones_catch_out_of_bounds_writes():
+    outs = Outputs("cpu")
+    t = outs.tensor((3, 3), torch.float32)
+    outs.check_guards()
+    t.view(-1).as_strided((10,), (1,))[9] = 0.0  # one past the end
+    with pytest.raises(Failure, match="out-of-bounds write"):
+        outs.check_guards()
+
+
+def test_audit_catches_torch_compute():
+    x = torch.randn(4, 4)
+    with pytest.raises(Failure, match="computed with PyTorch"):
+        audit(EX, {}, lambda: torch.softmax(x, -1))
+    audit(EX, {}, lambda: torch.empty(3).copy_(torch.zeros(3)))  # allocation and copies are fine
+
+
+def test_seeds_make_fresh_inputs():
+    a, b, c = inputs(seed=1)["x"], inputs(seed=1)["x"], inputs(seed=2)["x"]
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def _ns(src):
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        return load([Cell("python", textwrap.dedent(src))], d)
+
+
+def test_engine_grades_numpy_submissions():
+    good = _ns("""
+        def safe_softmax(x):
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """)
+    assert "passed" in run_check(EX, "correctness", good, 0)
+    bad = _ns("""
+        def safe_softmax(x):
+            e = np.exp(x)
+            return e / e.sum(-1, keepdims=True)
+    """)
+    with pytest.raises(Failure, match="NaN"):
+        run_check(EX, "correctness", bad, 0)
+
+
+def test_namespace_closure_collects_helpers_and_constants(tmp_path):
+    ns = load([Cell("python", textwrap.dedent("""
+        SHIFT = 0.0
+        def helper(x):
+            return x - x.max(-1, keepdims=True) + SHIFT
+        def safe_softmax(x):
+            e = np.exp(helper(x))
+            return e / e.sum(-1, keepdims=True)
+        def unrelated():
+            pass
+    """), "nb")], str(tmp_path))
+    cells = cells_from_namespace(ns, ["safe_softmax"])
+    text = "\n".join(c.source for c in cells)
+    assert "def helper" in text and "SHIFT = 0.0" in text and "unrelated" not in text
+    assert text.index("def helper") < text.index("def safe_softmax")
+    assert run_isolated("ch01.safe_softmax", "correctness", cells).passed
+    with pytest.raises(MissingName):
+        cells_from_namespace(ns, ["nothing_here"])
+
+
+def test_isolation_survives_a_crash():
+    crash = Cell("python", "import os\ndef safe_softmax(x):\n    os.abort()\n")
+    r = run_isolated("ch01.safe_softmax", "correctness", [crash])
+    assert not r.passed and "died" in r.message
+
+
+def test_isolation_stops_a_hang():
+    hang = Cell("python", "def safe_softmax(x):\n    while True:\n        pass\n")
+    r = run_isolated("ch01.safe_softmax", "correctness", [hang], timeout=8)
+    assert not r.passed and "timed out" in r.message and r.seconds < 20
+
+
+def test_isolation_reports_an_exception_in_the_submission():
+    oops = Cell("python", "def safe_softmax(x):\n    return x.nope\n")
+    r = run_isolated("ch01.safe_softmax", "correctness", [oops])
+    assert not r.passed and "AttributeError" in r.message
+
+
+def test_stub_says_not_implemented():
+    stub = Cell("python", "def safe_softmax(x):\n    raise NotImplementedError()\n")
+    r = run_isolated("ch01.safe_softmax", "correctness", [stub])
+    assert not r.passed and "not implemented yet" in r.message
+
+
+def test_every_exercise_is_complete():
+    import os
+    from autograder.nbtext import ROOT
+    for ex in registry.all_exercises():
+        assert os.path.exists(os.path.join(ROOT, ex.solution)), ex.id
+        assert set(ex.cases) >= {"correctness", "hidden"}, ex.id
+        if ex.bench is not None:
+            assert 0 < registry.threshold_for(ex.id) < 1, ex.id

@@ -1,0 +1,16 @@
+"""`flashcourse validate` end to end through nbgrader, in the current mode (CPU in CI):
+the solution scores full on every check this mode can run, the blank release scores zero, and
+every known-wrong submission loses exactly the test cells it targets."""
+import pytest
+
+from autograder.nbtext import chapters
+from autograder.validate import validate
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", chapters())
+def test_validate(chapter, capsys):
+    mismatches = validate(chapter)
+    out = capsys.readouterr().out
+    print(out)
+    assert mismatches == 0, out
