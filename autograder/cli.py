@@ -32,12 +32,22 @@ def _chapters(args) -> list[str]:
     return args or known
 
 
-def _nbgrader(args: list[str], cwd: str, quiet: bool = True) -> subprocess.CompletedProcess:
+def _nbgrader(args: list[str], cwd: str, quiet: bool = True, progress: bool = False) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # nbgrader runs `alembic`
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=quiet, text=True)
+    if progress:  # echo nbgrader's per-notebook and per-check lines as they come
+        lines = []
+        with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) as p:
+            for line in p.stdout:
+                lines.append(line)
+                if "Autograding" in line or "[IsolatedRegrade]" in line or ": FAIL" in line or ": pass" in line:
+                    print("  " + line.strip().split("] ", 1)[-1], flush=True)
+        r = subprocess.CompletedProcess(cmd, p.returncode, "".join(lines), "")
+    else:
+        r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=quiet, text=True)
     if r.returncode != 0:
         tail = "\n".join(((r.stdout or "") + (r.stderr or "")).splitlines()[-30:])
         raise SystemExit(f"nbgrader {' '.join(args)} failed (exit {r.returncode}):\n{tail}")

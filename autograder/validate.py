@@ -76,7 +76,8 @@ def validate(chapter: str, keep: str | None = None) -> int:
             d = os.path.join(tmp, "submitted", student, chapter)
             os.makedirs(d, exist_ok=True)
             nbformat.write(nb, os.path.join(d, f"{chapter}.ipynb"))
-        _nbgrader(["autograde", chapter, "--force"], tmp)
+        print(f"autograding {len(subs)} submissions of {chapter} in {mode.MODE} mode ...", flush=True)
+        _nbgrader(["autograde", chapter, "--force"], tmp, progress=True)
         got = _scores(tmp, chapter)
     finally:
         if not keep:

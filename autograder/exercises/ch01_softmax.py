@@ -30,71 +30,69 @@ CUDA_THREADS = 256  # launch contract of the CUDA exercise: one block of 256 thr
 
 
 def make_inputs(case: Case, shape, gen, device):
+    """Inputs drawn on `device` (the GPU in GPU mode: large cases stay fast) from `gen`."""
     import torch
     rows, cols = shape
-    z = torch.randn(rows, cols, generator=gen, dtype=torch.float64)
-    scale = 1 + 9 * torch.rand(rows, 1, generator=gen, dtype=torch.float64)
+    g = torch.Generator(device=device).manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
+    z = torch.randn(rows, cols, generator=g, dtype=torch.float64, device=device)
+    scale = 1 + 9 * torch.rand(rows, 1, generator=g, dtype=torch.float64, device=device)
     x = z * scale
     if case.kind == "adversarial":
-        kind = torch.arange(rows) % len(KINDS)
+        kind = torch.arange(rows, device=device) % len(KINDS)
         pick = lambda name: kind == KINDS.index(name)  # noqa: E731
         x[pick("large")] = 100 + 2 * z[pick("large")]
         x[pick("small")] = -100 + 2 * z[pick("small")]
         x[pick("constant")] = x[pick("constant")][:, :1].expand(-1, cols)
         r = torch.nonzero(pick("dominant")).flatten()
         x[r] = z[r]
-        x[r, torch.randint(cols, (len(r),), generator=gen)] = 60.0
+        x[r, torch.randint(cols, (len(r),), generator=g, device=device)] = 60.0
         r = torch.nonzero(pick("neginf")).flatten()
-        drop = torch.rand(len(r), cols, generator=gen) < 0.3
-        drop[torch.arange(len(r)), torch.randint(cols, (len(r),), generator=gen)] = False  # one stays finite
+        drop = torch.rand(len(r), cols, generator=g, device=device) < 0.3
+        keep = torch.randint(cols, (len(r),), generator=g, device=device)
+        drop[torch.arange(len(r), device=device), keep] = False  # one entry stays finite
         x[r] = x[r].masked_fill(drop, float("-inf"))
-    return {"x": x.to(torch.float32).to(device)}
+    return {"x": x.to(torch.float32)}
 
 
-def reference(inputs) -> np.ndarray:
-    x = _numpy(inputs["x"]).astype(np.float64)
-    m = x.max(axis=-1, keepdims=True)
-    e = np.exp(x - m)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _numpy(t) -> np.ndarray:
-    if isinstance(t, np.ndarray):
-        return t
-    return t.detach().cpu().numpy()
+def reference(inputs):
+    """float64 softmax of the float32 input, on the input's device."""
+    import torch
+    x = torch.as_tensor(inputs["x"]).to(torch.float64)
+    return torch.softmax(x, dim=-1)
 
 
 def _row_kind(case: Case, r: int) -> str:
     return f"row kind '{KINDS[r % len(KINDS)]}'" if case.kind == "adversarial" else "random row"
 
 
-def verify(out, ref: np.ndarray, inputs, case: Case) -> list[str]:
+def verify(out, ref, inputs, case: Case) -> list[str]:
+    import torch
     if out is None:
         return ["nothing was returned"]
-    y = _numpy(out)
-    if y.shape != ref.shape:
-        return [f"output shape {y.shape}, expected {ref.shape}"]
-    if y.dtype != np.float32:
+    y = torch.as_tensor(out)
+    if tuple(y.shape) != tuple(ref.shape):
+        return [f"output shape {tuple(y.shape)}, expected {tuple(ref.shape)}"]
+    if y.dtype != torch.float32:
         return [f"output dtype {y.dtype}, expected float32"]
-    yd = y.astype(np.float64)
-    nan = np.isnan(yd)
+    yd = y.to(ref.device, torch.float64)
+    nan = torch.isnan(yd)
     if nan.any():
-        r, c = (int(i) for i in np.argwhere(nan)[0])
+        r, c = (int(i) for i in torch.nonzero(nan)[0])
         return [f"y[{r}, {c}] is NaN ({int(nan.sum())} NaNs in all; {_row_kind(case, r)}): it was never "
                 "written (outputs start as NaN), or the kernel made a NaN (0/0 or inf/inf: did you "
                 "subtract the row max?)"]
-    err = np.abs(yd - ref)
-    tol = RTOL * np.abs(ref) + ATOL
+    err = (yd - ref).abs()
+    tol = RTOL * ref.abs() + ATOL
     bad = err > tol
     if bad.any():
-        r, c = (int(i) for i in np.argwhere(bad)[0])
+        r, c = (int(i) for i in torch.nonzero(bad)[0])
         return [f"y[{r}, {c}] = {yd[r, c]:.8g}, expected {ref[r, c]:.8g} (|error| {err[r, c]:.2g} > "
-                f"tolerance {tol[r, c]:.2g}; {_row_kind(case, r)}); {int(bad.sum())} of {bad.size} "
+                f"tolerance {tol[r, c]:.2g}; {_row_kind(case, r)}); {int(bad.sum())} of {bad.numel()} "
                 f"elements are off, max |error| {err.max():.3g}"]
-    sums = yd.sum(axis=-1)
-    off = np.abs(sums - 1) > SUM_TOL
+    sums = yd.sum(dim=-1)
+    off = (sums - 1).abs() > SUM_TOL
     if off.any():
-        r = int(np.argwhere(off)[0][0])
+        r = int(torch.nonzero(off)[0][0])
         return [f"row {r} sums to {sums[r]:.8g}, not 1"]
     return []
 
@@ -102,11 +100,10 @@ def verify(out, ref: np.ndarray, inputs, case: Case) -> list[str]:
 # ---- 1. NumPy safe softmax (CPU, graded everywhere) ----
 
 def _run_numpy(ns, inputs, outs):
-    x = _numpy(inputs["x"]).copy()
+    x = inputs["x"].cpu().numpy().copy()
     x.setflags(write=False)
     y = ns["safe_softmax"](x)
-    y = np.asarray(y)
-    return y
+    return np.asarray(y)
 
 
 register(Exercise(
