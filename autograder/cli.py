@@ -96,11 +96,11 @@ def cmd_generate(chapters: list[str]) -> int:
     return 0
 
 
-def cmd_validate(chapters: list[str], keep: str | None = None) -> int:
+def cmd_validate(chapters: list[str], keep: str | None = None, only: str | None = None) -> int:
     from .validate import validate
     bad = 0
     for ch in chapters:
-        bad += validate(ch, keep=keep)
+        bad += validate(ch, keep=keep, only=only.split(",") if only else None)
     return 1 if bad else 0
 
 
@@ -124,6 +124,7 @@ def main(argv=None) -> int:
         if name == "validate":
             p.add_argument("--keep", help="keep the temporary course directory here")
             p.add_argument("--json", help="write the table as JSON")
+            p.add_argument("--only", help="comma-separated submissions (solution, blank, wrong-...)")
     p = sub.add_parser("autograde")
     p.add_argument("chapter")
     p.add_argument("nbgrader_args", nargs=argparse.REMAINDER)
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
     if a.cmd == "validate":
         if a.json:
             os.environ["FLASHCOURSE_VALIDATE_JSON"] = a.json
-        return cmd_validate(_chapters(a.chapters), a.keep)
+        return cmd_validate(_chapters(a.chapters), a.keep, a.only)
     if a.cmd == "autograde":
         return cmd_autograde(a.chapter, a.nbgrader_args)
     if a.cmd == "wheelhouse":
