@@ -142,6 +142,14 @@ def _softmax_bytes(shape) -> int:
     return 2 * rows * cols * 4
 
 
+# The GPU kernels' cases: visible widths up to 1024, hidden ones past it (1025, 8192) and awkward.
+KERNEL_CASES = {
+    "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((5, 3), "adversarial"),
+                    Case((16, 1024))],
+    "hidden": [Case((1823, 781), "adversarial"), Case((33, 1)), Case((7, 3), "adversarial"),
+               Case((257, 1025), "adversarial"), Case((4096, 8192), "adversarial", cpu_shape=(40, 8192))],
+}
+
 SOFTMAX_BENCH = Bench(shape=(8192, 8192), nbytes=_softmax_bytes,
                       model="read x once + write y once = 2 · rows · cols · 4 B")
 
@@ -153,12 +161,7 @@ register(Exercise(
     kind="triton",
     spec="softmax_triton(x, y): x and y float32 (rows, cols) tensors on the course device, rows "
          "contiguous; write softmax(x) along each row into y with your own Triton kernel",
-    cases={
-        "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((5, 3), "adversarial"),
-                        Case((16, 1024))],
-        "hidden": [Case((1823, 781), "adversarial"), Case((33, 1)), Case((7, 3), "adversarial"),
-                   Case((257, 1025), "adversarial"), Case((4096, 8192), "adversarial", cpu_shape=(40, 8192))],
-    },
+    cases=KERNEL_CASES,
     make_inputs=make_inputs,
     reference=reference,
     run=_run_triton,
@@ -188,12 +191,7 @@ register(Exercise(
     kind="cuda",
     spec=f"extern \"C\" __global__ void softmax_3pass(const float* x, float* y, int rows, int cols), "
          f"launched by the grader with one block of {CUDA_THREADS} threads per row",
-    cases={
-        "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((5, 3), "adversarial"),
-                        Case((16, 1024))],
-        "hidden": [Case((1823, 781), "adversarial"), Case((33, 1)), Case((7, 3), "adversarial"),
-                   Case((257, 1025), "adversarial"), Case((4096, 8192), "adversarial")],
-    },
+    cases=KERNEL_CASES,
     make_inputs=make_inputs,
     reference=reference,
     run=_run_cuda,
