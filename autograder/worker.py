@@ -26,23 +26,43 @@ def _user_frames(tb) -> str:
     return "".join(lines[-6:]).strip()
 
 
+def _guarded(run, snap):
+    """The exercise's run, followed by a tamper check (the submission's code runs inside it)."""
+    def guarded(*args, **kwargs):
+        out = run(*args, **kwargs)
+        snap.check()
+        return out
+    guarded.__wrapped_run__ = run
+    return guarded
+
+
 def main() -> int:
     job = json.load(sys.stdin)
     from autograder import registry
     from autograder.grading import Failure, run_check
     from autograder.submission import Cell, MissingName, load
+    from autograder.tamper import Snapshot, Tampered
     from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
 
     ex = registry.get(job["exercise"])
+    import torch._dynamo  # noqa: F401  (imported lazily by the grader's audit; it rewraps torch.manual_seed)
+    import torch.profiler  # noqa: F401
+    import torch.utils._python_dispatch  # noqa: F401
+    import triton.language  # noqa: F401
+    snap = Snapshot()  # before any of the submission's code runs
     with tempfile.TemporaryDirectory(prefix="flashcourse-") as tmp:
         try:
             ns = load([Cell(**c) for c in job["cells"]], tmp)
+            snap.check()
+            ex.run = _guarded(ex.run, snap)
             missing = [n for n in ex.entry if n not in ns]
             if missing:
                 raise MissingName(f"the submission does not define {', '.join(missing)}")
             summary = run_check(ex, job["check"], ns, int(job["seed"]))
         except Failure as e:
             _emit(False, f"{e} (seed {job['seed']})")
+        except Tampered as e:
+            _emit(False, str(e))
         except (NotImplementedYet, NotImplementedError) as e:
             _emit(False, f"not implemented yet: {e}" if str(e) else
                   "not implemented yet: replace `raise NotImplementedError()` with your code")

@@ -139,3 +139,26 @@ def test_every_exercise_is_complete():
         assert set(ex.cases) >= {"correctness", "hidden"}, ex.id
         if ex.bench is not None:
             assert 0 < registry.threshold_for(ex.id) < 1, ex.id
+
+
+def test_monkeypatching_torch_or_the_grader_fails_the_check():
+    cheat = Cell("python", textwrap.dedent("""
+        import autograder.exercises.ch01_softmax as sm
+        sm.verify = lambda *a, **k: []
+        torch.isnan = lambda t: torch.zeros_like(t, dtype=torch.bool)
+        def safe_softmax(x):
+            return np.full(x.shape, np.nan, dtype=np.float32)
+    """))
+    r = run_isolated("ch01.safe_softmax", "correctness", [cheat])
+    assert not r.passed and "replaced" in r.message and "torch.isnan" in r.message
+
+
+def test_nan_output_fails_even_if_isnan_were_fooled():
+    inp = inputs("randn", (4, 5))
+    ref = sm.reference(inp)
+    real_isnan = torch.isnan
+    try:
+        torch.isnan = lambda t: torch.zeros_like(t, dtype=torch.bool)
+        assert sm.verify(torch.full((4, 5), float("nan")), ref, inp, sm.Case((4, 5)))
+    finally:
+        torch.isnan = real_isnan

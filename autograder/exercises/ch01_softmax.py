@@ -83,14 +83,14 @@ def verify(out, ref, inputs, case: Case) -> list[str]:
                 "subtract the row max?)"]
     err = (yd - ref).abs()
     tol = RTOL * ref.abs() + ATOL
-    bad = err > tol
+    bad = ~(err <= tol)  # NaN fails closed
     if bad.any():
         r, c = (int(i) for i in torch.nonzero(bad)[0])
         return [f"y[{r}, {c}] = {yd[r, c]:.8g}, expected {ref[r, c]:.8g} (|error| {err[r, c]:.2g} > "
                 f"tolerance {tol[r, c]:.2g}; {_row_kind(case, r)}); {int(bad.sum())} of {bad.numel()} "
                 f"elements are off, max |error| {err.max():.3g}"]
     sums = yd.sum(dim=-1)
-    off = (sums - 1).abs() > SUM_TOL
+    off = ~((sums - 1).abs() <= SUM_TOL)
     if off.any():
         r = int(torch.nonzero(off)[0][0])
         return [f"row {r} sums to {sums[r]:.8g}, not 1"]
