@@ -199,15 +199,18 @@ def measure_bandwidth(ex: Exercise, ns: dict, seed: int, *, audited: bool = True
     outs = Outputs("cuda")
     held = {}
 
-    def call():
-        held["out"] = ex.run(ns, inputs, outs if "out" not in held else _Reuse(held["out"]))
+    run = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the worker's tamper check is not timed
 
-    call()
+    def call():
+        held["out"] = run(ns, inputs, outs if "out" not in held else _Reuse(held["out"]))
+
+    held["out"] = ex.run(ns, inputs, outs)  # the first run goes through the worker's guard
     if audited:
         audit(ex, ns, call)
     held["out"].fill_(float("nan"))
     torch.cuda.synchronize()
     ms = timing.bench(call)
+    getattr(ex.run, "tamper_check", lambda: None)()
     outs.check_guards()
     problems = ex.verify(held["out"], ex.reference(inputs), inputs, case)
     if problems:

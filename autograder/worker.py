@@ -32,7 +32,8 @@ def _guarded(run, snap):
         out = run(*args, **kwargs)
         snap.check()
         return out
-    guarded.__wrapped_run__ = run
+    guarded.__wrapped_run__ = run  # the bare run, for timed loops: no grader work may be timed
+    guarded.tamper_check = snap.check
     return guarded
 
 
