@@ -104,8 +104,19 @@ def cmd_validate(chapters: list[str], keep: str | None = None, only: str | None 
     return 1 if bad else 0
 
 
-def cmd_autograde(chapter: str, extra: list[str]) -> int:
-    r = _nbgrader(["autograde", chapter, *extra], os.getcwd(), quiet=False)
+def cmd_autograde(chapter: str, extra: list[str], course_dir: str | None = None) -> int:
+    """nbgrader autograde of submitted/*/CH in the course directory (default: here).
+
+    First records the assignment and its test cells in the gradebook (generate_assignment into a
+    throwaway release folder, so the committed release/ stays as it is): nbgrader restores every
+    test cell from there before grading, so students cannot edit the tests."""
+    root = os.path.abspath(course_dir or os.getcwd())
+    if not os.path.isdir(os.path.join(root, "submitted")):
+        raise SystemExit(f"no submitted/ folder in {root}: put submissions in "
+                         f"submitted/<student>/{chapter}/{chapter}.ipynb")
+    with tempfile.TemporaryDirectory() as tmp:
+        _nbgrader(["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"], root)
+    r = _nbgrader(["autograde", chapter, *extra], root, quiet=False)
     return r.returncode
 
 
@@ -127,6 +138,7 @@ def main(argv=None) -> int:
             p.add_argument("--only", help="comma-separated submissions (solution, blank, wrong-...)")
     p = sub.add_parser("autograde")
     p.add_argument("chapter")
+    p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
     p.add_argument("nbgrader_args", nargs=argparse.REMAINDER)
     p = sub.add_parser("wheelhouse")
     p.add_argument("dest")
@@ -141,7 +153,7 @@ def main(argv=None) -> int:
             os.environ["FLASHCOURSE_VALIDATE_JSON"] = a.json
         return cmd_validate(_chapters(a.chapters), a.keep, a.only)
     if a.cmd == "autograde":
-        return cmd_autograde(a.chapter, a.nbgrader_args)
+        return cmd_autograde(a.chapter, a.nbgrader_args, a.course_dir)
     if a.cmd == "wheelhouse":
         return cmd_wheelhouse(a.dest)
     if a.cmd == "bench":
