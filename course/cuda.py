@@ -7,7 +7,8 @@
 Kernels must be `extern "C" __global__` so that their names survive compilation.
 Scalar arguments are converted to the C type in the kernel's signature, so a
 Python int passed for `int cols` arrives as a 32-bit int, not a 64-bit one.
-In CPU mode kernels compile (same errors, same report) but do not run.
+In CPU mode kernels compile with NVRTC (same errors, same report), then run on the CPU
+execution layer (course.cpucuda) for correctness.
 """
 from __future__ import annotations
 
@@ -144,6 +145,28 @@ def _format_errors(log: str) -> str:
     return "\n".join(out) or log
 
 
+def cuda_include_dirs() -> list[str]:
+    """Where cuda_fp16.h and friends live: the nvidia-cuda-runtime wheel, else a CUDA toolkit."""
+    import glob
+    import os
+    dirs = []
+    try:
+        import nvidia.cuda_runtime as rt
+        dirs += [os.path.join(p, "include") for p in rt.__path__]
+    except ImportError:
+        pass
+    try:
+        import nvidia
+        dirs += glob.glob(os.path.join(list(nvidia.__path__)[0], "cu1*", "include"))
+    except (ImportError, IndexError):
+        pass
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(env):
+            dirs.append(os.path.join(os.environ[env], "include"))
+    dirs.append("/usr/local/cuda/include")
+    return [d for d in dirs if os.path.exists(os.path.join(d, "cuda_fp16.h"))][:1]
+
+
 def _nvrtc_compile(src: str, arch: str) -> tuple[bytes, str]:
     try:
         from cupy.cuda import nvrtc
@@ -152,7 +175,7 @@ def _nvrtc_compile(src: str, arch: str) -> tuple[bytes, str]:
     full = PRELUDE + '#line 1 "cell"\n' + src
     prog = nvrtc.createProgram(full, "cell.cu", (), ())
     try:
-        opts = (f"-arch={arch}", "-std=c++17", "-Xptxas=-v")
+        opts = (f"-arch={arch}", "-std=c++17", "-Xptxas=-v", *(f"-I{d}" for d in cuda_include_dirs()))
         try:
             nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError:
@@ -210,6 +233,11 @@ class CudaKernel:
             raise TypeError(f"{self.name} takes {len(params)} arguments "
                             f"({', '.join(p.name for p in params)}), got {len(args)}")
         grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        if not mode.GPU:  # the CPU layer runs launches in a child: outputs must be in shared memory
+            import torch
+
+            from .cpucuda import share
+            share([a for a in args if isinstance(a, torch.Tensor)])
         converted = tuple(_as_arg(a, p, self.name) for a, p in zip(args, params))
         if block[0] * block[1] * block[2] > 1024:
             raise ValueError(f"{self.name}: a block holds at most 1024 threads, asked for {block}")
@@ -261,6 +289,9 @@ class CudaModule:
             self.kernels[s.name] = CudaKernel(s, self.report.get(s.name, KernelResources()), self)
         if mode.GPU:
             self._launcher = _GpuLauncher(cubin)
+        else:
+            from .cpucuda import CpuLauncher
+            self._launcher = CpuLauncher(source, sigs)
 
     @property
     def implemented(self) -> bool:
@@ -277,7 +308,7 @@ class CudaModule:
             names = ", ".join(self.kernels) or "(none)"
             return (f"Not implemented yet: {names}. Replace {STUB_TOKEN}() on line {self.stub_line} "
                     "with your code, then run this cell again.")
-        where = mode.device_name() if mode.GPU else f"{CPU_ARCH} (compiled only: CPU mode)"
+        where = mode.device_name() if mode.GPU else f"{CPU_ARCH}; in CPU mode it runs on the CPU execution layer"
         rows = [f"compiled for {where}"]
         rows += [f"  {k.name}: {k.resources}" for k in self.kernels.values()]
         return "\n".join(rows)

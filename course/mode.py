@@ -47,15 +47,16 @@ def device_name() -> str:
         import torch
 
         return torch.cuda.get_device_name()
-    return "CPU (Triton interpreter; CUDA cells compile only)"
+    return "CPU (Triton interpreter; CUDA cells on the CPU execution layer)"
 
 
 BANNER_GPU = "flashcourse · GPU mode on {name}: kernels run on the GPU and are timed."
 BANNER_CPU = (
     "flashcourse · CPU mode (no CUDA device found): Triton kernels run in the Triton "
-    "interpreter (slow, but exact enough to check correctness); CUDA cells are compiled by "
-    "NVRTC for sm_90, so you see compile errors and the register report, but they do not run; "
-    "nothing is timed, so bandwidth checks say they need a GPU."
+    "interpreter; CUDA cells are compiled by NVRTC for sm_90 (same errors and register report as "
+    "on a GPU), then run on the CPU for correctness: each CUDA thread is a fiber, barriers and "
+    "warp shuffles are real. Not modelled: warps do not run in lockstep, races are not detected, "
+    "__expf is exact. Nothing is timed, so bandwidth checks say they need a GPU."
 )
 
 

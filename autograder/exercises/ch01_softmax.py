@@ -198,6 +198,5 @@ register(Exercise(
     verify=verify,
     solution="kernels_ref/ch01_softmax/softmax_3pass.cu",
     bench=SOFTMAX_BENCH,
-    needs_gpu=True,
     timeout_s={"cpu": 60, "gpu": 60},
 ))

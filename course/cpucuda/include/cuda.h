@@ -1,0 +1,2 @@
+// CPU mode: the definitions live in flashcuda_cpu.h
+#pragma once
