@@ -189,3 +189,27 @@ def test_endless_loop_is_stopped(monkeypatch):
     with pytest.raises(CpuCudaError, match="did not finish"):
         run(src, "k", 1, 32, (torch.zeros(32), 4))
     assert time.perf_counter() - t < 10
+
+
+MISC = r'''
+extern "C" __global__ void misc(const int4* a, float* out, int* idx) {
+    int t = threadIdx.y * blockDim.x + threadIdx.x;            // 2-D block
+    int b = blockIdx.y * gridDim.x + blockIdx.x;               // 2-D grid
+    int4 v = a[b * blockDim.x * blockDim.y + t];
+    float s = (float)(v.x + v.y + v.z + v.w);
+    __syncwarp();
+    s = __fdividef(s, 2.f) + (warpSize == 32 ? 0.f : 1e9f);
+    __syncwarp(0xffffffff);
+    out[b * blockDim.x * blockDim.y + t] = s;
+    idx[b * blockDim.x * blockDim.y + t] = b * 1000 + t;
+}
+'''
+
+
+def test_2d_launch_int4_syncwarp_and_fast_divide():
+    a = torch.randint(-50, 50, (6, 64, 4), dtype=torch.int32, device=D)
+    out, idx = torch.empty(6, 64, device=D), torch.empty(6, 64, dtype=torch.int32, device=D)
+    run(MISC, "misc", (3, 2), (16, 4), (a, out, idx))
+    a, out, idx = a.cpu(), out.cpu(), idx.cpu()
+    assert torch.equal(out, a.sum(-1).float() / 2)
+    assert torch.equal(idx, torch.arange(6)[:, None] * 1000 + torch.arange(64)[None, :])

@@ -78,7 +78,7 @@ def build(source: str, sigs) -> str:
         with open(cpp, "w") as f:
             f.write(text)
         out = os.path.join(tmp, "cell.so")
-        cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O2", "-fPIC", "-shared", "-w", f"-I{HERE}",
+        cmd = [os.environ.get("CXX", "g++"), "-std=gnu++17", "-O2", "-fPIC", "-shared", "-w", f"-I{HERE}",
                f"-I{INCLUDE}", cpp, "-o", out]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
