@@ -172,8 +172,7 @@ def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
             raise NotImplementedYet(f"CUDA kernel {name} is not implemented yet: replace NOT_IMPLEMENTED() "
                                     "with your code")
     if ex.needs_gpu and not mode.GPU:
-        raise Failure("needs a GPU: CPU mode compiles CUDA cells but does not run them yet, so this "
-                      "check runs only on a machine with an NVIDIA GPU")
+        raise Failure("needs a GPU: this exercise runs only on a machine with an NVIDIA GPU")
     if check == "bandwidth":
         return _bandwidth(ex, ns, seed)
     cases = ex.cases[check]
