@@ -131,20 +131,28 @@ def _strip_magics(src: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.split("\n"))
 
 
-def load(cells: list[Cell], workdir: str) -> dict:
+def load(cells: list[Cell], workdir: str, after_cell=None) -> dict:
     """Execute the cells in a fresh namespace; each Python cell lives in its own file
-    so that tracebacks and Triton's inspect.getsource find its lines."""
+    so that tracebacks and Triton's inspect.getsource find its lines.
+    after_cell(cell, names), if given, runs after each cell with the names it (re)bound."""
     from course.magic import run_cell
 
     ns: dict = {"__name__": "submission", "__builtins__": __builtins__}
     exec(compile(SETUP, "<setup>", "exec"), ns)
     for i, cell in enumerate(cells):
-        if cell.kind == "cuda":
-            run_cell(cell.source, ns)
-            continue
-        path = os.path.join(workdir, f"cell{i}_{''.join(ch for ch in cell.origin if ch.isalnum() or ch == '_')}.py")
-        src = _strip_magics(cell.source)
-        with open(path, "w") as f:
-            f.write(src)
-        exec(compile(src, path, "exec"), ns)
+        before = {k: id(v) for k, v in ns.items()}
+        _exec_cell(i, cell, ns, workdir, run_cell)
+        if after_cell is not None:
+            after_cell(cell, [k for k, v in ns.items() if before.get(k) != id(v)])
     return ns
+
+
+def _exec_cell(i: int, cell: Cell, ns: dict, workdir: str, run_cell) -> None:
+    if cell.kind == "cuda":
+        run_cell(cell.source, ns)
+        return
+    path = os.path.join(workdir, f"cell{i}_{''.join(ch for ch in cell.origin if ch.isalnum() or ch == '_')}.py")
+    src = _strip_magics(cell.source)
+    with open(path, "w") as f:
+        f.write(src)
+    exec(compile(src, path, "exec"), ns)
