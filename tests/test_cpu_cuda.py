@@ -135,39 +135,37 @@ def test_softmax_1024x1024_is_fast_enough():
     assert torch.allclose(y.double(), torch.softmax(x.double(), -1), rtol=1e-5, atol=1e-9)
 
 
-@cpu_only
-def test_partial_warp_full_mask_shuffle_is_a_deadlock():
-    src = r'''
+FAULTS = {
+    "partial warp in a full-mask shuffle": (r'''
     extern "C" __global__ void k(float* x) {
         float v = x[threadIdx.x];
         if (threadIdx.x % 32 < 16) v += __shfl_xor_sync(0xffffffff, v, 1);
         __syncthreads();
         x[threadIdx.x] = v;
-    }'''
-    with pytest.raises(CpuCudaError, match="deadlock in block .*warp intrinsic.*__syncthreads"):
-        run(src, "k", 1, 64, (torch.zeros(64),))
-
-
-@cpu_only
-def test_syncthreads_in_a_divergent_branch_is_a_deadlock():
-    src = r'''
+    }''', 64, "deadlock in block .*warp intrinsic.*__syncthreads"),
+    "__syncthreads in a divergent branch": (r'''
     extern "C" __global__ void k(float* x) {
         if (threadIdx.x < 32) { __syncthreads(); x[threadIdx.x] = 1; }
         else { __syncthreads(); x[threadIdx.x] = 2; }
-    }'''
-    with pytest.raises(CpuCudaError, match="deadlock.*line 3.*line 4"):
-        run(src, "k", 1, 64, (torch.zeros(64),))
-
-
-@cpu_only
-def test_shuffle_waiting_for_a_returned_lane():
-    src = r'''
+    }''', 64, "deadlock.*line 3.*line 4"),
+    "shuffle waiting for a lane that returned": (r'''
     extern "C" __global__ void k(float* x) {
         if (threadIdx.x == 5) return;
         x[threadIdx.x] = __shfl_xor_sync(0xffffffff, x[threadIdx.x], 1);
-    }'''
-    with pytest.raises(CpuCudaError, match="lane 5 has already returned"):
-        run(src, "k", 1, 32, (torch.zeros(32),))
+    }''', 32, "lane 5 has already returned"),
+    "mask that leaves the caller out": (r'''
+    extern "C" __global__ void k(float* x) {
+        x[threadIdx.x] = __shfl_xor_sync(0x0000ffff, x[threadIdx.x], 1);
+    }''', 32, "lane 16 calls a warp intrinsic with mask 0x0000ffff"),
+}
+
+
+@cpu_only
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_faults_are_reported(name):
+    src, threads, pattern = FAULTS[name]
+    with pytest.raises(CpuCudaError, match=pattern):
+        run(src, "k", 1, threads, (torch.zeros(threads),))
 
 
 @cpu_only
