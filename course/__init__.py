@@ -13,13 +13,12 @@ __all__ = ["MODE", "GPU", "GRADING", "DEVICE", "banner", "device_name", "compile
            "NeedsGPU", "CudaCompileError", "NotImplementedYet", "setup"]
 
 
-def setup(quiet: bool = False) -> str:
-    """Register %%cuda in IPython and print the mode banner."""
+def setup(quiet: bool = False) -> None:
+    """Register %%cuda in IPython and print the mode banner (course.MODE holds the mode)."""
     from . import magic
     magic.register()
     if not quiet:
         print(banner())
-    return MODE
 
 
 def load_ipython_extension(ipython):  # %load_ext course
