@@ -16,6 +16,7 @@ class Case:
     shape: tuple
     kind: str = "randn"
     cpu_shape: tuple | None = None  # smaller stand-in where the Triton interpreter would be too slow
+    dtype: str = "float32"  # the input's dtype
 
     def shape_for(self, gpu: bool) -> tuple:
         return self.shape if gpu or self.cpu_shape is None else self.cpu_shape
@@ -26,6 +27,7 @@ class Bench:
     shape: tuple
     nbytes: Callable[[tuple], int]
     model: str  # the byte formula, in words, shown next to the result
+    max_fraction: float = 1.10  # above this fraction of copy the kernel must have skipped work
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Exercise:
     needs_gpu: bool = False  # CUDA exercises: CPU mode compiles them but cannot run them
     timeout_s: dict = field(default_factory=lambda: {"cpu": 180, "gpu": 120})
     chapter: str = ""
+    harness_kernels: tuple[str, ...] = ()  # the grader's own test kernels (around device functions)
 
     @property
     def checks(self) -> list[str]:

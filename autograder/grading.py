@@ -108,7 +108,7 @@ def gpu_kernels_run(fn) -> list[str]:
 def _own_kernel_names(ex: Exercise, ns: dict) -> set[str]:
     """Kernels the submission defines: Triton functions and CUDA kernels in its namespace."""
     from course.cuda import CudaKernel
-    names = set()
+    names = set(ex.harness_kernels)
     for k, v in ns.items():
         if isinstance(v, CudaKernel):
             names.add(v.name)
@@ -163,13 +163,16 @@ def _run_verified(ex: Exercise, ns: dict, case, seed: int, device: str, do_audit
 
 def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
     """Run one check; return a one-line summary or raise Failure with what to fix."""
-    from course.cuda import _StubKernel
+    from course.cuda import DeviceFunction, _StubKernel
     from course.errors import NotImplementedYet
     device = mode.DEVICE
     for name in ex.entry:
-        if isinstance(ns.get(name), _StubKernel):
-            raise NotImplementedYet(f"CUDA kernel {name} is not implemented yet: replace NOT_IMPLEMENTED() "
-                                    "with your code")
+        obj = ns.get(name)
+        if isinstance(obj, _StubKernel):
+            raise NotImplementedYet(obj.why)
+        if isinstance(obj, DeviceFunction) and not obj.implemented:
+            raise NotImplementedYet(f"CUDA device function {name} is not implemented yet (or calls one "
+                                    "that is not): replace NOT_IMPLEMENTED() with your code")
     if ex.needs_gpu and not mode.GPU:
         raise Failure("needs a GPU: this exercise runs only on a machine with an NVIDIA GPU")
     if check == "bandwidth":
@@ -233,7 +236,7 @@ def _bandwidth(ex: Exercise, ns: dict, seed: int) -> str:
     line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
             f"({m['copy_gbps']:.0f} GB/s) at {tuple(m['shape'])} on {m['device']}; "
             f"bytes = {m['model']}; needs >= {100 * need:.0f}%")
-    if m["fraction"] > 1.10:
+    if m["fraction"] > ex.bench.max_fraction:
         raise Failure(line + ": faster than a copy of the same bytes, so the kernel skipped work")
     if m["fraction"] < need:
         raise Failure(line)

@@ -77,12 +77,18 @@ def _names_used(code: types.CodeType) -> set[str]:
 
 def cells_from_namespace(ns: dict, names) -> list[Cell]:
     """The sources of `names` in a live namespace and, first, of what they use."""
-    from course.cuda import CudaKernel, _StubKernel
+    from course.cuda import CudaKernel, DeviceFunction, _StubKernel
 
     cells: list[Cell] = []
     seen: set[str] = set()
     modules_seen: set[int] = set()
     main = ns.get("__name__", "__main__")
+
+    def add_libraries(libs) -> None:
+        for lib in libs:
+            if id(lib.source) not in modules_seen:
+                modules_seen.add(id(lib.source))
+                cells.append(Cell("cuda", lib.source, lib.functions[0]))
 
     def visit(name: str, required: bool) -> None:
         if name in seen:
@@ -93,11 +99,15 @@ def cells_from_namespace(ns: dict, names) -> list[Cell]:
                 raise MissingName(f"`{name}` is not defined: run the cell that defines it first")
             return
         obj = ns[name]
+        if isinstance(obj, DeviceFunction):  # its library cell, after the libraries that one uses
+            add_libraries(obj.library.closure())
+            return
         if isinstance(obj, (CudaKernel, _StubKernel)):
-            src = getattr(obj, "module", None)
-            src = src.source if src is not None else ns.get("__cuda_sources__", {}).get(name)
+            module = getattr(obj, "module", None)
+            src = module.source if module is not None else ns.get("__cuda_sources__", {}).get(name)
             if src is None:
                 raise MissingName(f"cannot find the CUDA source of `{name}`: run its %%cuda cell again")
+            add_libraries(module.libraries if module is not None else [])
             if id(src) not in modules_seen:
                 modules_seen.add(id(src))
                 cells.append(Cell("cuda", src, name))
@@ -131,20 +141,34 @@ def _strip_magics(src: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.split("\n"))
 
 
-def load(cells: list[Cell], workdir: str, after_cell=None) -> dict:
+def load(cells: list[Cell], workdir: str, after_cell=None, errors: list | None = None) -> dict:
     """Execute the cells in a fresh namespace; each Python cell lives in its own file
     so that tracebacks and Triton's inspect.getsource find its lines.
-    after_cell(cell, names), if given, runs after each cell with the names it (re)bound."""
+    after_cell(cell, names), if given, runs after each cell with the names it (re)bound.
+    errors, if given, collects (cell, exception) for cells that raise, and loading goes on:
+    a broken cell then costs only the exercises that need it."""
     from course.magic import run_cell
 
     ns: dict = {"__name__": "submission", "__builtins__": __builtins__}
     exec(compile(SETUP, "<setup>", "exec"), ns)
     for i, cell in enumerate(cells):
         before = {k: id(v) for k, v in ns.items()}
-        _exec_cell(i, cell, ns, workdir, run_cell)
+        try:
+            _exec_cell(i, cell, ns, workdir, run_cell)
+        except Exception as e:
+            if errors is None:
+                raise
+            errors.append((cell, e))
         if after_cell is not None:
             after_cell(cell, [k for k, v in ns.items() if before.get(k) != id(v)])
     return ns
+
+
+def defines(cell: Cell, names) -> bool:
+    """Whether a cell defines one of `names` (a Python def/assignment, a kernel or device function)."""
+    import re
+    return any(re.search(rf"(\b(def|void|float|double|int|auto|half|float2|float4)\s+{n}\s*\(|^{n}\s*=)",
+                         cell.source, re.M) for n in names)
 
 
 def _exec_cell(i: int, cell: Cell, ns: dict, workdir: str, run_cell) -> None:

@@ -7,7 +7,6 @@ stays in this process's output, which the parent shows only on failure.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import tempfile
 import traceback
@@ -42,7 +41,7 @@ def main() -> int:
     job = json.load(sys.stdin)
     from autograder import registry
     from autograder.grading import Failure, run_check
-    from autograder.submission import Cell, MissingName, load
+    from autograder.submission import Cell, MissingName, defines, load
     from autograder.tamper import Snapshot, Tampered
     from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
 
@@ -62,16 +61,20 @@ def main() -> int:
                     tampered.extend(changed)
 
             cells = [Cell(**c) for c in job["cells"]]
-            cells_define = lambda names: any(  # noqa: E731
-                re.search(rf"\b(def|void)\s+{n}\b", c.source) for c in cells for n in names)
-            ns = load(cells, tmp, after_cell=after_cell)
+            cells_define = lambda names: any(defines(c, names) for c in cells)  # noqa: E731
+            errors: list = []  # cells that raised: they cost only the exercises that need them
+            ns = load(cells, tmp, after_cell=after_cell, errors=errors)
+            own = [e for c, e in errors if defines(c, ex.entry)]
+            if own:
+                raise own[0]
             if tampered:
                 raise Tampered(f"your code replaced {', '.join(sorted(set(tampered))[:5])}: submissions may "
                                "not monkeypatch torch, numpy or the grader (put back; this check fails)")
             ex.run = _guarded(ex.run, snap)
             missing = [n for n in ex.entry if n not in ns]
             if missing:
-                raise MissingName(f"the submission does not define {', '.join(missing)}")
+                why = "".join(f"; cell {c.origin} failed: {type(e).__name__}: {str(e)[:300]}" for c, e in errors)
+                raise MissingName(f"the submission does not define {', '.join(missing)}{why}")
             summary = run_check(ex, job["check"], ns, int(job["seed"]))
         except Failure as e:
             _emit(False, f"{e} (seed {job['seed']})")

@@ -5,6 +5,9 @@
     mod.softmax_3pass(grid, block, (x, y, rows, cols), shared_mem=0)
 
 Kernels must be `extern "C" __global__` so that their names survive compilation.
+A cell that defines only `__device__` functions is a library: its functions are bound to
+their names, and a later cell that calls them is compiled with that cell in front of it
+(as a notebook's Python cells see the functions defined above them).
 Scalar arguments are converted to the C type in the kernel's signature, so a
 Python int passed for `int cols` arrives as a 32-bit int, not a 64-bit one.
 In CPU mode kernels compile with NVRTC (same errors, same report), then run on the CPU
@@ -136,10 +139,10 @@ def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
 def _format_errors(log: str) -> str:
     out = []
     for entry in log.splitlines():
-        m = re.match(r'cell\((\d+)\): (error|warning)\s*:?\s*(.*)', entry)
+        m = re.match(r'(.*?)\((\d+)\): (error|warning)\s*:?\s*(.*)', entry)
         if m:
-            n = int(m.group(1))
-            out.append(f"line {n}: {m.group(2)}: {m.group(3)}")
+            where = f"line {m.group(2)}" if m.group(1) == "cell" else f"{m.group(1)}, line {m.group(2)}"
+            out.append(f"{where}: {m.group(3)}: {m.group(4)}")
         elif entry.strip() and "ptxas" not in entry and "compilation" not in entry.lower():
             out.append(entry)
     return "\n".join(out) or log
@@ -168,11 +171,12 @@ def cuda_include_dirs() -> list[str]:
 
 
 def _nvrtc_compile(src: str, arch: str) -> tuple[bytes, str]:
+    """Compile `src` (a cell, after the libraries it uses and their #line markers)."""
     try:
         from cupy.cuda import nvrtc
     except Exception as e:  # pragma: no cover - depends on the install
         raise CudaCompileError(f"NVRTC is not available ({e}); install cupy and the nvrtc wheel") from None
-    full = PRELUDE + '#line 1 "cell"\n' + src
+    full = PRELUDE + src
     prog = nvrtc.createProgram(full, "cell.cu", (), ())
     try:
         opts = (f"-arch={arch}", "-std=c++17", "-Xptxas=-v", *(f"-I{d}" for d in cuda_include_dirs()))
@@ -252,46 +256,145 @@ class CudaKernel:
 
 
 class _StubKernel:
-    """What a kernel name is bound to while its exercise still holds the stub."""
+    """What a kernel name is bound to while its exercise (or a library it uses) holds the stub."""
 
-    def __init__(self, name: str, line: int):
+    def __init__(self, name: str, line: int, why: str = ""):
         self.name, self.line = name, line
+        self.why = why or (f"CUDA kernel {name} is not implemented yet: replace {STUB_TOKEN}() "
+                           f"(line {line} of its cell) with your code")
 
     def __call__(self, *args, **kwargs):
-        raise NotImplementedYet(
-            f"CUDA kernel {self.name} is not implemented yet: replace {STUB_TOKEN}() "
-            f"(line {self.line} of its cell) with your code")
+        raise NotImplementedYet(self.why)
+
+
+_DEVICE_FN = re.compile(r"__device__\b[^;{(]*?\b(\w+)\s*\(")
+_SERIAL = [0]
+
+
+def find_device_functions(src: str) -> list[str]:
+    """Names of the `__device__` functions a source defines (in order, once each)."""
+    names = []
+    for m in _DEVICE_FN.finditer(strip_comments(src)):
+        if m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+class DeviceLibrary:
+    """A %%cuda cell of `__device__` functions only, as later cells see it."""
+
+    def __init__(self, source: str, functions: list[str], deps: list["DeviceLibrary"], stub_line: int):
+        _SERIAL[0] += 1
+        self.serial = _SERIAL[0]
+        self.source, self.functions, self.deps, self.stub_line = source, functions, deps, stub_line
+        self.label = f"cell of {functions[0]}"
+
+    def closure(self) -> list["DeviceLibrary"]:
+        """This library and everything it uses, in definition order."""
+        seen: dict[int, DeviceLibrary] = {}
+
+        def visit(lib):
+            if lib.serial not in seen:
+                seen[lib.serial] = lib
+                for d in lib.deps:
+                    visit(d)
+        visit(self)
+        return [seen[k] for k in sorted(seen)]
+
+
+class DeviceFunction:
+    """What the name of a library's `__device__` function is bound to."""
+
+    def __init__(self, name: str, library: DeviceLibrary):
+        self.name, self.library = name, library
+
+    @property
+    def implemented(self) -> bool:
+        return not any(lib.stub_line for lib in self.library.closure())
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name} is a __device__ function: call it from a kernel in a later "
+                        "%%cuda cell (the cell that defines it is added in front of that cell)")
+
+    def __repr__(self) -> str:
+        return f"<CUDA device function {self.name}>"
+
+
+def libraries_used(source: str, namespace: dict | None) -> list[DeviceLibrary]:
+    """The libraries (and their dependencies) of the device functions a source calls but does
+    not define itself, in the order they were defined."""
+    if not namespace:
+        return []
+    own = set(find_device_functions(source))
+    words = set(re.findall(r"\b\w+\b", strip_comments(source)))
+    libs: dict[int, DeviceLibrary] = {}
+    for w in words - own:
+        f = namespace.get(w)
+        if isinstance(f, DeviceFunction):
+            for lib in f.library.closure():
+                libs[lib.serial] = lib
+    return [libs[k] for k in sorted(libs)]
+
+
+def compose(source: str, libraries: list[DeviceLibrary]) -> str:
+    """The text the compiler sees: each library, then the cell, each with its own line numbers."""
+    parts = [f'#line 1 "{lib.label}"\n{lib.source}\n' for lib in libraries]
+    return "".join(parts) + '#line 1 "cell"\n' + source
 
 
 class CudaModule:
-    def __init__(self, source: str):
+    def __init__(self, source: str, namespace: dict | None = None):
         self.source = source
         self.kernels: dict[str, object] = {}
+        self.device_functions: dict[str, DeviceFunction] = {}
         self.report: dict[str, KernelResources] = {}
         self.stub_line = 0
         self._launcher = None
+        self.libraries = libraries_used(source, namespace)
         sigs = find_kernels(source)
         code = strip_comments(source)
         m = re.search(rf"\b{STUB_TOKEN}\b", code)
-        if m:  # an unfilled exercise: no compile, no noise
+        if m:
             self.stub_line = code.count("\n", 0, m.start()) + 1
+        device_fns = [] if sigs else find_device_functions(source)
+        if device_fns:  # a library of device functions
+            lib = DeviceLibrary(source, device_fns, self.libraries, self.stub_line)
+            self.device_functions = {n: DeviceFunction(n, lib) for n in device_fns}
+            if not self.stub_line and not any(d.stub_line for d in self.libraries):
+                self._compile(compose(source, self.libraries))  # errors now, not in the cell that uses it
+            return
+        if self.stub_line:  # an unfilled exercise: no compile, no noise
             for s in sigs:
                 self.kernels[s.name] = _StubKernel(s.name, self.stub_line)
             return
         if not sigs:
-            raise CudaCompileError('no kernel found: write `extern "C" __global__ void name(...)`')
-        key = hashlib.sha256((_arch() + "\0" + source).encode()).hexdigest()
-        if key not in _CACHE:
-            _CACHE[key] = _nvrtc_compile(source, _arch())
-        cubin, log = _CACHE[key]
-        self.report = parse_ptxas_report(log)
+            raise CudaCompileError('no kernel found: write `extern "C" __global__ void name(...)` '
+                                   '(or `__device__` functions, for later cells to call)')
+        stubbed = [lib for lib in self.libraries if lib.stub_line]
+        if stubbed:
+            why = (f"it calls {stubbed[0].functions[0]}, which is not implemented yet: fill in its cell "
+                   "and run it, then run this cell again")
+            for s in sigs:
+                self.kernels[s.name] = _StubKernel(s.name, 0, f"CUDA kernel {s.name} cannot run: {why}")
+            self.stub_line = -1
+            return
+        full = compose(source, self.libraries)
+        cubin = self._compile(full)
         for s in sigs:
             self.kernels[s.name] = CudaKernel(s, self.report.get(s.name, KernelResources()), self)
         if mode.GPU:
             self._launcher = _GpuLauncher(cubin)
         else:
             from .cpucuda import CpuLauncher
-            self._launcher = CpuLauncher(source, sigs)
+            self._launcher = CpuLauncher(full, sigs)
+
+    def _compile(self, full: str) -> bytes:
+        key = hashlib.sha256((_arch() + "\0" + full).encode()).hexdigest()
+        if key not in _CACHE:
+            _CACHE[key] = _nvrtc_compile(full, _arch())
+        cubin, log = _CACHE[key]
+        self.report = parse_ptxas_report(log)
+        return cubin
 
     @property
     def implemented(self) -> bool:
@@ -304,6 +407,15 @@ class CudaModule:
         raise AttributeError(name)
 
     def summary(self) -> str:
+        if self.device_functions:
+            names = ", ".join(self.device_functions)
+            if self.stub_line:
+                return (f"Not implemented yet: {names}. Replace {STUB_TOKEN}() on line {self.stub_line} "
+                        "with your code, then run this cell again.")
+            return (f"device functions {names}: compiled; later %%cuda cells that call them get "
+                    "this cell in front of them")
+        if self.stub_line == -1:
+            return next(iter(self.kernels.values())).why
         if not self.implemented:
             names = ", ".join(self.kernels) or "(none)"
             return (f"Not implemented yet: {names}. Replace {STUB_TOKEN}() on line {self.stub_line} "
@@ -338,5 +450,6 @@ class _GpuLauncher:
         fn(grid, block, args, shared_mem=shared_mem, stream=stream)
 
 
-def compile_cuda(source: str) -> CudaModule:
-    return CudaModule(source)
+def compile_cuda(source: str, namespace: dict | None = None) -> CudaModule:
+    """Compile CUDA source; `namespace` supplies the device-function libraries it may call."""
+    return CudaModule(source, namespace)

@@ -6,9 +6,10 @@ from .errors import CudaCompileError
 
 
 def run_cell(source: str, namespace: dict) -> CudaModule:
-    """Compile a %%cuda cell and bind each kernel (and the module as `cuda_module`)."""
-    mod = CudaModule(source)
+    """Compile a %%cuda cell and bind each kernel, or each device function of a library cell."""
+    mod = CudaModule(source, namespace)
     namespace.update(mod.kernels)
+    namespace.update(mod.device_functions)
     return mod
 
 

@@ -68,8 +68,9 @@ def copy_gbps(nbytes: int, **kw) -> float:
     return gbps(2 * half, ms)
 
 
-def row_sweep(fns: dict, widths, rows: int = 8192, dtype=None) -> tuple[dict, list]:
-    """GB/s of each fn(x, y) over (rows, width) float32 inputs, and the copy bandwidth per width.
+def row_sweep(fns: dict, widths, rows: int = 8192, dtype=None, output=None) -> tuple[dict, list]:
+    """GB/s of each fn(x, y) over (rows, width) inputs (float32 unless dtype), and the copy
+    bandwidth per width. y is like x unless output(x) makes it (a row reduction: one per row).
 
     Bytes per call: x read once + y written once."""
     _need_gpu("a bandwidth sweep")
@@ -79,8 +80,8 @@ def row_sweep(fns: dict, widths, rows: int = 8192, dtype=None) -> tuple[dict, li
     copy = []
     for w in widths:
         x = torch.randn(rows, w, device="cuda", dtype=dtype)
-        y = torch.empty_like(x)
-        nbytes = 2 * x.numel() * x.element_size()
+        y = output(x) if output else torch.empty_like(x)
+        nbytes = x.numel() * x.element_size() + y.numel() * y.element_size()
         for name, fn in fns.items():
             out[name].append(gbps(nbytes, bench(lambda: fn(x, y))))
         copy.append(copy_gbps(nbytes))

@@ -28,8 +28,22 @@ def reference_source(ex) -> str:
     return ("%%cuda\n" + src) if ex.solution.endswith(".cu") else src
 
 
-def namespace(source: str, tmp: str) -> dict:
-    return load([cell_from_text(source, "bench")], tmp)
+def chapter_cells(ex, replace: str | None = None) -> list:
+    """The reference cells of ex's chapter, up to and including ex (later exercises may use the
+    device functions of earlier ones), with ex's own cell replaced by `replace` if given."""
+    cells = []
+    for other in registry.all_exercises():
+        if other.chapter != ex.chapter:
+            continue
+        src = replace if (other.id == ex.id and replace is not None) else reference_source(other)
+        cells.append(cell_from_text(src, other.id.split(".", 1)[1]))
+        if other.id == ex.id:
+            break
+    return cells
+
+
+def namespace(ex, source: str, tmp: str) -> dict:
+    return load(chapter_cells(ex, source), tmp)
 
 
 def torch_baseline(ex, shape):
@@ -66,7 +80,7 @@ def main() -> int:
             for shape in shapes:
                 for name, src in variants:
                     try:
-                        m = measure_bandwidth(ex, namespace(src, tmp), 0, audited=False, shape=shape)
+                        m = measure_bandwidth(ex, namespace(ex, src, tmp), 0, audited=False, shape=shape)
                     except Failure as e:
                         m = {"exercise": ex.id, "shape": list(shape), "error": str(e)[:200]}
                     m["variant"] = name

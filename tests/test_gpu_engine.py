@@ -12,27 +12,40 @@ from autograder.exercise import grade_id_for
 from autograder.runner import run_check
 from autograder.submission import cell_from_text
 from autograder.submissions import for_chapter
-from kernels_ref.bench import reference_source
+from kernels_ref.bench import chapter_cells, reference_source
 
 pytestmark = pytest.mark.skipif(not course.GPU, reason="needs a GPU")
+
+def _affected(w, ex) -> bool:
+    """Exercises a wrong submission can change: its own, and those whose cells it must fail."""
+    return w.exercise == ex.id or any(grade_id_for(ex.id, c) in w.loses for c in ex.checks)
+
 
 CASES = []
 for ex in registry.all_exercises():
     CASES += [(ex.id, "reference", chk) for chk in ex.checks]
     for w in for_chapter(ex.chapter):
-        if w.exercise == ex.id:
+        if _affected(w, ex):
             CASES += [(ex.id, w.name, chk) for chk in ex.checks]
+
+
+def submission_cells(ex, variant: str):
+    """The chapter's reference cells up to ex, with the wrong submission's patch applied."""
+    if variant == "reference":
+        return chapter_cells(ex), []
+    w = next(w for w in for_chapter(ex.chapter) if w.name == variant)
+    target = registry.get(w.exercise)
+    cells = chapter_cells(ex)
+    key = target.id.split(".", 1)[1]
+    cells = [cell_from_text(w.apply(reference_source(target)), key) if c.origin == key else c for c in cells]
+    return cells, w.loses
 
 
 @pytest.mark.parametrize("exercise_id,variant,check", CASES)
 def test_check(exercise_id, variant, check):
     ex = registry.get(exercise_id)
-    src = reference_source(ex)
-    loses = []
-    if variant != "reference":
-        w = next(w for w in for_chapter(ex.chapter) if w.name == variant)
-        src, loses = w.apply(src), w.loses
-    r = run_check(exercise_id, check, [cell_from_text(src, variant)])
+    cells, loses = submission_cells(ex, variant)
+    r = run_check(exercise_id, check, cells)
     print(f"{exercise_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} {r.seconds:.1f}s {r.message}")
     expect_pass = grade_id_for(exercise_id, check) not in loses
     assert r.passed == expect_pass, r.message
