@@ -19,7 +19,7 @@ def register(*exercises: Exercise) -> None:
 
 def _load() -> None:
     if not _EXERCISES:
-        from .exercises import ch01_softmax, ch02_reductions  # noqa: F401
+        from .exercises import ch01_softmax, ch02_reductions, ch03_online_softmax  # noqa: F401
 
 
 def get(exercise_id: str) -> Exercise:

@@ -49,3 +49,32 @@ def test_check(exercise_id, variant, check):
     print(f"{exercise_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} {r.seconds:.1f}s {r.message}")
     expect_pass = grade_id_for(exercise_id, check) not in loses
     assert r.passed == expect_pass, r.message
+
+
+def main(argv) -> int:
+    """Without pytest (the GPU machines lack xdist): python tests/test_gpu_engine.py [chapter ...].
+    Quiet checks run 8 at a time, bandwidth checks one by one on a quiet GPU."""
+    from concurrent.futures import ThreadPoolExecutor
+    quiet_only = "--quiet-only" in argv  # skip bandwidth checks (before thresholds exist)
+    argv = [a for a in argv if not a.startswith("--")]
+    chosen = [c for c in CASES if (not argv or registry.get(c[0]).chapter in argv)
+              and not (quiet_only and c[2] == "bandwidth")]
+
+    def one(case):
+        ex_id, variant, check = case
+        cells, loses = submission_cells(registry.get(ex_id), variant)
+        r = run_check(ex_id, check, cells)
+        ok = r.passed == (grade_id_for(ex_id, check) not in loses)
+        print(f"{'ok ' if ok else 'BAD'} {ex_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} "
+              f"{r.seconds:.1f}s {r.message[:300]}".replace("\n", " | "), flush=True)
+        return ok
+    with ThreadPoolExecutor(8) as pool:
+        oks = list(pool.map(one, [c for c in chosen if c[2] != "bandwidth"]))
+    oks += [one(c) for c in chosen if c[2] == "bandwidth"]
+    print(f"{sum(oks)} as expected, {len(oks) - sum(oks)} not")
+    return 0 if all(oks) else 1
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
