@@ -13,6 +13,7 @@ extern "C" __global__ void online_softmax_block(const float* __restrict__ x, flo
     const float4* x4 = reinterpret_cast<const float4*>(xr);
     float m = -INFINITY, d = 0.f;
     if (vec) {
+        #pragma unroll 4  // several loads in flight per thread
         for (int c = threadIdx.x; c < cols / 4; c += blockDim.x) {
             float4 v = x4[c];
             md_push(m, d, v.x); md_push(m, d, v.y); md_push(m, d, v.z); md_push(m, d, v.w);
@@ -29,6 +30,7 @@ extern "C" __global__ void online_softmax_block(const float* __restrict__ x, flo
     float inv = 1.f / d;
     if (vec) {
         float4* y4 = reinterpret_cast<float4*>(yr);
+        #pragma unroll 4
         for (int c = threadIdx.x; c < cols / 4; c += blockDim.x) {
             float4 v = x4[c];
             y4[c] = make_float4(__expf(v.x - m) * inv, __expf(v.y - m) * inv,

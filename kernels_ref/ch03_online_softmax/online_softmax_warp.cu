@@ -13,6 +13,7 @@ extern "C" __global__ void online_softmax_warp(const float* __restrict__ x, floa
     float m = -INFINITY, d = 0.f;
     if ((cols & 3) == 0) {  // rows start 16-byte aligned: 4 floats per load
         const float4* x4 = reinterpret_cast<const float4*>(xr);
+        #pragma unroll 4  // several loads in flight per thread
         for (int c = lane; c < cols / 4; c += 32) {
             float4 v = x4[c];
             md_push(m, d, v.x); md_push(m, d, v.y); md_push(m, d, v.z); md_push(m, d, v.w);
@@ -20,6 +21,7 @@ extern "C" __global__ void online_softmax_warp(const float* __restrict__ x, floa
         warp_merge_md(m, d);
         float inv = 1.f / d;
         float4* y4 = reinterpret_cast<float4*>(yr);
+        #pragma unroll 4
         for (int c = lane; c < cols / 4; c += 32) {
             float4 v = x4[c];
             y4[c] = make_float4(__expf(v.x - m) * inv, __expf(v.y - m) * inv,

@@ -3,6 +3,7 @@ EXERCISE = "ch03.online_softmax_block"
 CELL = "online_softmax_block"
 PATCH = [("""    float m = -INFINITY, d = 0.f;
     if (vec) {
+        #pragma unroll 4  // several loads in flight per thread
         for (int c = threadIdx.x; c < cols / 4; c += blockDim.x) {
             float4 v = x4[c];
             md_push(m, d, v.x); md_push(m, d, v.y); md_push(m, d, v.z); md_push(m, d, v.w);
