@@ -48,8 +48,18 @@ def _nbgrader(args: list[str], cwd: str, quiet: bool = True, progress: bool = Fa
         r = subprocess.CompletedProcess(cmd, p.returncode, "".join(lines), "")
     else:
         r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=quiet, text=True)
+    log = os.environ.get("FLASHCOURSE_NBGRADER_LOG")
+    if log:  # the whole of nbgrader's output, for diagnosis
+        with open(log, "a") as f:
+            f.write((r.stdout or "") + (r.stderr or ""))
     if r.returncode != 0:
-        tail = "\n".join(((r.stdout or "") + (r.stderr or "")).splitlines()[-30:])
+        out = (r.stdout or "") + (r.stderr or "")
+        if progress and "Autograding" in out:  # some notebooks failed: they lose their points, the rest stand
+            errors = [ln.strip() for ln in out.splitlines() if "| ERROR]" in ln or "Error" in ln.split(":")[0]]
+            print("  nbgrader reported errors (those submissions score what the gradebook holds):\n    "
+                  + "\n    ".join(errors[-12:]), flush=True)
+            return r
+        tail = "\n".join(out.splitlines()[-30:])
         raise SystemExit(f"nbgrader {' '.join(args)} failed (exit {r.returncode}):\n{tail}")
     return r
 
@@ -116,8 +126,12 @@ def cmd_autograde(chapter: str, extra: list[str], course_dir: str | None = None)
                          f"submitted/<student>/{chapter}/{chapter}.ipynb")
     with tempfile.TemporaryDirectory() as tmp:
         _nbgrader(["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"], root)
-    r = _nbgrader(["autograde", chapter, *extra], root, quiet=False)
-    return r.returncode
+    try:
+        _nbgrader(["autograde", chapter, *extra], root, quiet=False)
+    except SystemExit as e:  # one broken notebook: nbgrader grades the others and says which failed
+        print(f"{e}\nthe other submissions are graded; see nbgrader's messages above for the failed ones")
+        return 1
+    return 0
 
 
 def cmd_wheelhouse(dest: str) -> int:

@@ -341,7 +341,7 @@ register(Exercise(
     verify=verify,
     solution="kernels_ref/ch03_online_softmax/online_softmax_warp.cu",
     bench=Bench(shape=(4096, 2048), nbytes=_softmax_bytes,
-                model="read x once + write y once = 2 · rows · cols · 4 B (an 8 KiB row is re-read from cache)"),
+                model="read x once + write y once = 2 · rows · cols · 4 B (rows up to 2048 floats fit in registers)"),
     timeout_s={"cpu": 120, "gpu": 60},
 ))
 
