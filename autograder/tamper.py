@@ -10,6 +10,7 @@ import sys
 WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.testing", "course",
            "course.cuda", "course.timing", "course.mode", "autograder", "autograder.grading",
            "autograder.registry", "autograder.exercise", "autograder.exercises.ch01_softmax",
+           "autograder.exercises.ch02_reductions", "autograder.exercises.ch03_online_softmax",
            "autograder.submission", "autograder.worker")
 
 
