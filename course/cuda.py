@@ -384,6 +384,10 @@ class CudaModule:
             self.kernels[s.name] = CudaKernel(s, self.report.get(s.name, KernelResources()), self)
         if mode.GPU:
             self._launcher = _GpuLauncher(cubin)
+            for s in sigs:  # NVRTC's ptxas log can come back empty (seen once a CUDA context exists)
+                k = self.kernels[s.name]
+                if s.name not in self.report:
+                    k.resources = self.report[s.name] = self._launcher.resources(s.name)
         else:
             from .cpucuda import CpuLauncher
             self._launcher = CpuLauncher(full, sigs)
@@ -436,6 +440,15 @@ class _GpuLauncher:
         self._module = cupy.cuda.function.Module()
         self._module.load(cubin)
         self._functions: dict[str, object] = {}
+
+    def resources(self, name: str) -> KernelResources:
+        """Registers, static shared memory and local memory (stack + spills) from the driver."""
+        drv = self._cupy.cuda.driver
+        fn = self._functions.get(name) or self._functions.setdefault(name, self._module.get_function(name))
+        get = lambda attr: int(drv.funcGetAttribute(attr, fn.ptr))  # noqa: E731
+        return KernelResources(registers=get(drv.CU_FUNC_ATTRIBUTE_NUM_REGS),
+                               shared_bytes=get(drv.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+                               stack_bytes=get(drv.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
 
     def __call__(self, name, grid, block, args, shared_mem):
         import torch
