@@ -30,3 +30,12 @@ def test_autograde_a_submitted_folder(tmp_path):
     assert grades["test_safe_softmax"] == 2 and grades["test_safe_softmax_hidden"] == 2
     assert grades["test_softmax_triton"] == 0  # the edited test cell was restored, and fails
     assert not os.path.exists(tmp_path / "release" / ch)  # release/ left alone
+
+
+def test_chapters_by_unique_prefix():
+    import pytest
+
+    from autograder.cli import _chapters
+    assert _chapters(["ch02", "ch03_online_softmax"]) == ["ch02_reductions", "ch03_online_softmax"]
+    with pytest.raises(SystemExit):
+        _chapters(["ch0"])  # ambiguous
