@@ -56,9 +56,10 @@ def run_check(exercise_id: str, check: str, cells: list[Cell], *, seed: int | No
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         return CheckResult(exercise_id, check, False,
-                           f"timed out after {timeout:.0f} s and was stopped: an endless loop, or a "
-                           "kernel far too slow (a loop bound that never grows? a mask that never "
-                           "ends the loop?)", time.perf_counter() - t0)
+                           f"timed out after {timeout:.0f} s and was stopped: an endless loop (a loop bound "
+                           "that never grows? a mask that never ends the loop?), a deadlock (a "
+                           "__syncthreads() or a shuffle that not every named thread reaches), or a "
+                           "kernel far too slow", time.perf_counter() - t0)
     took = time.perf_counter() - t0
     for line in reversed(out.splitlines()):
         if line.startswith(RESULT_TAG):
