@@ -27,16 +27,15 @@ def _caller_namespace() -> dict:
     return vars(main) if main else {}
 
 
-def check(exercise_id: str, check_name: str = "correctness", namespace: dict | None = None) -> str:
+def check(exercise_id: str, check_name: str = "correctness", namespace: dict | None = None) -> None:
     from . import registry
     from .runner import run_check
     from .submission import MissingName, cells_from_namespace
 
     ex = registry.get(exercise_id)
     if os.environ.get(AUTOGRADE_ENV) == "1":
-        msg = f"{exercise_id} [{check_name}]: graded from the notebook file by the isolated grader"
-        print(msg)
-        return msg
+        print(f"{exercise_id} [{check_name}]: graded from the notebook file by the isolated grader")
+        return None
     ns = namespace if namespace is not None else _caller_namespace()
     try:
         cells = cells_from_namespace(ns, ex.entry)
@@ -45,6 +44,4 @@ def check(exercise_id: str, check_name: str = "correctness", namespace: dict | N
     r = run_check(exercise_id, check_name, cells)
     if not r.passed:
         raise AssertionError(f"{ex.title} [{check_name}]: {r.message}")
-    msg = f"✓ {ex.title} [{check_name}]: {r.message}"
-    print(msg)
-    return msg
+    print(f"✓ {ex.title} [{check_name}]: {r.message}")  # printed, not returned: shown once in a cell
