@@ -77,7 +77,7 @@ def _names_used(code: types.CodeType) -> set[str]:
 
 def cells_from_namespace(ns: dict, names) -> list[Cell]:
     """The sources of `names` in a live namespace and, first, of what they use."""
-    from course.cuda import CudaKernel, DeviceFunction, _StubKernel
+    from course.cuda import CudaKernel, DeviceFunction, _StubKernel, libraries_used
 
     cells: list[Cell] = []
     seen: set[str] = set()
@@ -100,7 +100,7 @@ def cells_from_namespace(ns: dict, names) -> list[Cell]:
             return
         obj = ns[name]
         if isinstance(obj, DeviceFunction):  # its library cell, after the libraries that one uses
-            add_libraries(obj.library.closure())
+            add_libraries(libraries_used(name, ns))
             return
         if isinstance(obj, (CudaKernel, _StubKernel)):
             module = getattr(obj, "module", None)

@@ -290,16 +290,18 @@ class DeviceLibrary:
         self.label = f"cell of {functions[0]}"
 
     def closure(self) -> list["DeviceLibrary"]:
-        """This library and everything it uses, in definition order."""
-        seen: dict[int, DeviceLibrary] = {}
+        """This library and everything it was compiled with, each after the ones it uses."""
+        order: list[DeviceLibrary] = []
+        seen: set[int] = set()
 
         def visit(lib):
             if lib.serial not in seen:
-                seen[lib.serial] = lib
+                seen.add(lib.serial)
                 for d in lib.deps:
                     visit(d)
+                order.append(lib)
         visit(self)
-        return [seen[k] for k in sorted(seen)]
+        return order
 
 
 class DeviceFunction:
@@ -321,19 +323,32 @@ class DeviceFunction:
 
 
 def libraries_used(source: str, namespace: dict | None) -> list[DeviceLibrary]:
-    """The libraries (and their dependencies) of the device functions a source calls but does
-    not define itself, in the order they were defined."""
+    """The libraries of the device functions a source calls but does not define, and those they
+    call in turn, each after the ones it uses. Names resolve as the namespace binds them now, as
+    in Python: re-running an edited library cell updates every later compile that uses it."""
     if not namespace:
         return []
-    own = set(find_device_functions(source))
-    words = set(re.findall(r"\b\w+\b", strip_comments(source)))
-    libs: dict[int, DeviceLibrary] = {}
-    for w in words - own:
-        f = namespace.get(w)
-        if isinstance(f, DeviceFunction):
-            for lib in f.library.closure():
-                libs[lib.serial] = lib
-    return [libs[k] for k in sorted(libs)]
+    order: list[DeviceLibrary] = []
+    state: dict[int, str] = {}
+
+    def uses(src: str) -> list[DeviceLibrary]:
+        words = set(re.findall(r"\b\w+\b", strip_comments(src))) - set(find_device_functions(src))
+        found = {f.library.serial: f.library for w in words
+                 if isinstance(f := namespace.get(w), DeviceFunction)}
+        return [found[k] for k in sorted(found)]
+
+    def visit(lib: DeviceLibrary) -> None:
+        if state.get(lib.serial):
+            return  # done, or on the current path (a cycle made by re-binding: keep going)
+        state[lib.serial] = "visiting"
+        for dep in uses(lib.source):
+            visit(dep)
+        state[lib.serial] = "done"
+        order.append(lib)
+
+    for lib in uses(source):
+        visit(lib)
+    return order
 
 
 def compose(source: str, libraries: list[DeviceLibrary]) -> str:
