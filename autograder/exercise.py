@@ -3,7 +3,9 @@
 An exercise names what the student defines (`entry`), how the grader calls it
 (`run`, under the exercise's launch contract), the inputs (`cases`, `make_inputs`),
 the float64 `reference`, the checks on the output (`verify`), and, for kernels, the
-bandwidth benchmark whose threshold lives in thresholds.toml.
+benchmark whose threshold lives in thresholds.toml: bandwidth as a fraction of a copy of the
+same bytes, or (compute-bound kernels) throughput as a fraction of a PyTorch baseline, both
+measured in the same grading run. A `memory` limit bounds what the submission may allocate.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ class Case:
     kind: str = "randn"
     cpu_shape: tuple | None = None  # smaller stand-in where the Triton interpreter would be too slow
     dtype: str = "float32"  # the input's dtype
+    gpu_only: bool = False  # not graded in CPU mode (e.g. bf16 tl.dot, which the interpreter gets wrong)
 
     def shape_for(self, gpu: bool) -> tuple:
         return self.shape if gpu or self.cpu_shape is None else self.cpu_shape
@@ -25,9 +28,31 @@ class Case:
 @dataclass(frozen=True)
 class Bench:
     shape: tuple
-    nbytes: Callable[[tuple], int]
-    model: str  # the byte formula, in words, shown next to the result
-    max_fraction: float = 1.10  # above this fraction of copy the kernel must have skipped work
+    nbytes: Callable[[tuple], int] | None  # bytes read + written (bandwidth benches)
+    model: str  # the byte (or FLOP) formula, in words, shown next to the result
+    max_fraction: float = 1.10  # above this fraction of the roofline the kernel must have skipped work
+    flops: Callable[[tuple, str], float] | None = None  # (shape, kind) -> FLOPs: a throughput bench
+    baseline: Callable | None = None  # (inputs) -> a call of PyTorch's op, timed in the same run
+    baseline_name: str = ""
+    kind: str = "adversarial"  # the benchmark's Case kind and dtype
+    dtype: str = "float32"
+
+    @property
+    def check(self) -> str:
+        return "throughput" if self.flops is not None else "bandwidth"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """At `case`, no tensor or array the submission allocates (and, on a GPU, no peak of the
+    device's allocated memory during its call) may reach limit(shape) bytes."""
+    case: Case
+    limit: Callable[[tuple], int]
+    what: str  # what the limit keeps out, in words, for the message
+    verify: Callable | None = None  # the output's check before measuring (default: the exercise's)
+
+
+TIMED_CHECKS = ("bandwidth", "throughput")
 
 
 @dataclass
@@ -48,12 +73,15 @@ class Exercise:
     timeout_s: dict = field(default_factory=lambda: {"cpu": 180, "gpu": 120})
     chapter: str = ""
     harness_kernels: tuple[str, ...] = ()  # the grader's own test kernels (around device functions)
+    memory: Memory | None = None
 
     @property
     def checks(self) -> list[str]:
         names = list(self.cases)
+        if self.memory is not None:
+            names.append("memory")
         if self.bench is not None:
-            names.append("bandwidth")
+            names.append(self.bench.check)
         return names
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from course import mode
 
-from .exercise import Case, Exercise
+from .exercise import TIMED_CHECKS, Case, Exercise
 from .registry import threshold_for
 
 GUARD = 4096  # elements on each side of an output
@@ -158,7 +158,7 @@ def _run_verified(ex: Exercise, ns: dict, case, seed: int, device: str, do_audit
         raise Failure(f"shape {tuple(shape)}, {case.kind} inputs: " + problems[0])
     if do_audit:  # the same call again, output reused, so that only the submission's work is seen
         audit(ex, ns, lambda: ex.run(ns, inputs, _Reuse(out)))
-    return f"{tuple(shape)} {case.kind}"
+    return f"{tuple(shape)} {case.kind}" + ("" if case.dtype == "float32" else f" {case.dtype}")
 
 
 def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
@@ -175,27 +175,33 @@ def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
                                     "that is not): replace NOT_IMPLEMENTED() with your code")
     if ex.needs_gpu and not mode.GPU:
         raise Failure("needs a GPU: this exercise runs only on a machine with an NVIDIA GPU")
-    if check == "bandwidth":
-        return _bandwidth(ex, ns, seed)
-    cases = ex.cases[check]
+    if check in TIMED_CHECKS:
+        return _timed(ex, check, ns, seed)
+    if check == "memory":
+        return _memory(ex, ns, seed)
+    cases = [c for c in ex.cases[check] if mode.GPU or not c.gpu_only]
     done = []
     for i, case in enumerate(cases):
         done.append(_run_verified(ex, ns, case, seed + i, device, do_audit=(i == 0 and ex.kind != "python")))
-    return f"{len(done)} cases passed: " + ", ".join(done)
+    skipped = len(ex.cases[check]) - len(cases)
+    note = (f"; {skipped} case(s) graded on a GPU only ({', '.join(sorted({c.dtype for c in ex.cases[check] if c.gpu_only}))}"
+            ": the Triton interpreter's bf16 tl.dot is wrong)") if skipped else ""
+    return f"{len(done)} cases passed: " + ", ".join(done) + note
 
 
 def measure_bandwidth(ex: Exercise, ns: dict, seed: int, *, audited: bool = True, shape=None) -> dict:
-    """Time the submission at the exercise's benchmark shape, next to a copy of as many bytes.
+    """Time the submission at the exercise's benchmark shape, next to its roofline measured in the
+    same process: a copy of as many bytes (bandwidth), or PyTorch's op on the same inputs (throughput).
 
     The output is allocated once (guarded), poisoned, then overwritten by every timed run;
     it is checked after timing, so the timed runs are the ones that must be right."""
     from course import timing
     if not mode.GPU:
-        raise Failure("needs a GPU: bandwidth is measured on a real GPU only (CPU mode runs kernels "
+        raise Failure("needs a GPU: speed is measured on a real GPU only (CPU mode runs kernels "
                       "in an interpreter, whose speed says nothing about the GPU)")
     import torch
     b = ex.bench
-    case = Case(shape or b.shape, "adversarial")
+    case = Case(shape or b.shape, b.kind, dtype=b.dtype)
     shape, inputs = _make(ex, case, seed, "cuda")
     outs = Outputs("cuda")
     held = {}
@@ -209,22 +215,33 @@ def measure_bandwidth(ex: Exercise, ns: dict, seed: int, *, audited: bool = True
     if audited:
         audit(ex, ns, call)
     held["out"].fill_(float("nan"))
-    nbytes = b.nbytes(shape)
-    copy_before = timing.copy_gbps(nbytes)  # the roofline is the better of two copies around the kernel:
-    torch.cuda.synchronize()                # one slow copy must not make the kernel look faster than copy
+    if b.flops is None:
+        nbytes = b.nbytes(shape)
+        roof = lambda: timing.copy_gbps(nbytes)  # noqa: E731
+    else:
+        base = b.baseline(inputs)
+        roof = lambda: b.flops(shape, b.kind) / (timing.bench(base) * 1e-3) / 1e12  # noqa: E731
+    before = roof()  # the roofline is the better of two measurements around the kernel:
+    torch.cuda.synchronize()  # one slow run of it must not make the kernel look faster
     ms = timing.bench(call)
-    copy = max(copy_before, timing.copy_gbps(nbytes))
+    best = max(before, roof())
     getattr(ex.run, "tamper_check", lambda: None)()
     outs.check_guards()
     problems = ex.verify(held["out"], ex.reference(inputs), inputs, case)
     if problems:
         raise Failure("the output of the timed runs is wrong: " + problems[0])
-    got = timing.gbps(nbytes, ms)
-    return {"exercise": ex.id, "shape": list(shape), "ms": ms, "gbps": got, "copy_gbps": copy,
-            "fraction": got / copy, "device": torch.cuda.get_device_name(), "model": b.model}
+    m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": torch.cuda.get_device_name(),
+         "model": b.model}
+    if b.flops is None:
+        got = timing.gbps(nbytes, ms)
+        m.update(gbps=got, copy_gbps=best, fraction=got / best)
+    else:
+        got = b.flops(shape, b.kind) / (ms * 1e-3) / 1e12
+        m.update(tflops=got, baseline_tflops=best, baseline=b.baseline_name, fraction=got / best)
+    return m
 
 
-def _bandwidth(ex: Exercise, ns: dict, seed: int) -> str:
+def _timed(ex: Exercise, check: str, ns: dict, seed: int) -> str:
     if not mode.GPU:
         measure_bandwidth(ex, ns, seed)  # raises: needs a GPU
     try:  # speed counts only for a kernel that is right
@@ -232,13 +249,80 @@ def _bandwidth(ex: Exercise, ns: dict, seed: int) -> str:
     except Failure as e:
         raise Failure(f"not timed: the kernel must first pass its correctness check: {e}") from None
     m = measure_bandwidth(ex, ns, seed)
-    need = threshold_for(ex.id)
-    line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
-            f"({m['copy_gbps']:.0f} GB/s) at {tuple(m['shape'])} on {m['device']}; "
-            f"bytes = {m['model']}; needs >= {100 * need:.0f}%")
+    need = threshold_for(ex.id, check)
+    at = f"at {tuple(m['shape'])} {ex.bench.kind} {ex.bench.dtype} on {m['device']}"
+    if check == "bandwidth":
+        line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
+                f"({m['copy_gbps']:.0f} GB/s) {at}; bytes = {m['model']}; needs >= {100 * need:.0f}%")
+    else:
+        line = (f"{m['tflops']:.0f} TFLOP/s = {m['fraction']:.2f}x {m['baseline']} ({m['baseline_tflops']:.0f} "
+                f"TFLOP/s, same run) {at}; FLOPs = {m['model']}; needs >= {need:.2f}x")
     if m["fraction"] > ex.bench.max_fraction:
-        raise Failure(line + ": faster than a copy of the same bytes, so the kernel skipped work")
+        raise Failure(line + ": faster than the roofline allows, so the kernel skipped work")
     if m["fraction"] < need:
+        raise Failure(line)
+    return line
+
+
+@contextlib.contextmanager
+def largest_allocation(seen: dict):
+    """seen["bytes"]: the largest tensor any torch op made inside (the grader's own excepted)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    import torch
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if not _GRADER["depth"]:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor):
+                        seen["bytes"] = max(seen["bytes"], t.numel() * t.element_size())
+            return out
+
+    with Watch():
+        yield
+
+
+def _memory(ex: Exercise, ns: dict, seed: int) -> str:
+    """Run at the memory case, then again watching allocations: tensors made by torch ops, the
+    GPU's allocated-memory peak, and (Python exercises) NumPy's allocations via tracemalloc."""
+    import tracemalloc
+    lim = ex.memory
+    device = mode.DEVICE
+    shape, inputs = _make(ex, lim.case, seed, device)
+    outs = Outputs(device)
+    out = ex.run(ns, inputs, outs)  # correct first: no allocation is cheaper than no work
+    if mode.GPU:
+        import torch
+        torch.cuda.synchronize()
+    outs.check_guards()
+    problems = (lim.verify or ex.verify)(out, ex.reference(inputs), inputs, lim.case)
+    if problems:
+        raise Failure(f"shape {tuple(shape)}, {lim.case.kind} inputs: " + problems[0])
+    seen = {"bytes": 0}
+    limit = lim.limit(shape)
+    if mode.GPU:
+        import torch
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+    tracemalloc.start()
+    try:
+        with largest_allocation(seen):
+            ex.run(ns, inputs, _Reuse(out))
+        if not tracemalloc.is_tracing():
+            raise Failure("your code stopped the grader's allocation tracing (tracemalloc)")
+        traced = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    peaks = {"largest tensor": seen["bytes"], "NumPy/Python peak": traced}
+    if mode.GPU:
+        torch.cuda.synchronize()
+        peaks["GPU memory peak"] = torch.cuda.max_memory_allocated() - before
+    what, worst = max(peaks.items(), key=lambda kv: kv[1])
+    line = (f"{what} {worst / 2**20:.2f} MiB during your call at {tuple(shape)}; "
+            f"limit {limit / 2**20:.2f} MiB ({lim.what})")
+    if worst >= limit:
         raise Failure(line)
     return line
 

@@ -52,9 +52,10 @@ def check_calls(source: str) -> list[tuple[str, str]]:
 
 
 class IsolatedRegrade(NbGraderPreprocessor):
-    workers = Integer(2, help="checks run at once (bandwidth checks always run alone)").tag(config=True)
+    workers = Integer(2, help="checks run at once (timed checks always run alone)").tag(config=True)
 
     def preprocess(self, nb, resources):
+        from .exercise import TIMED_CHECKS
         from .runner import run_check
         from .submission import cells_from_notebook
 
@@ -66,8 +67,8 @@ class IsolatedRegrade(NbGraderPreprocessor):
                 if calls:
                     jobs.append((cell, calls))
         wanted = sorted({c for _, calls in jobs for c in calls})
-        quiet = [c for c in wanted if c[1] != "bandwidth"]
-        timed = [c for c in wanted if c[1] == "bandwidth"]
+        quiet = [c for c in wanted if c[1] not in TIMED_CHECKS]
+        timed = [c for c in wanted if c[1] in TIMED_CHECKS]
         results = {}
         with ThreadPoolExecutor(max(1, self.workers)) as pool:
             for c, r in zip(quiet, pool.map(lambda c: run_check(c[0], c[1], cells), quiet)):

@@ -48,7 +48,9 @@ def _test_source(exercise_id: str, check: str) -> str:
                 f'your notebook is graded."""\nfrom autograder import check\n'
                 f"### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS")
     what = {"correctness": "correctness on the visible shapes",
-            "bandwidth": "bandwidth on the GPU, as a fraction of the copy bandwidth"}[check]
+            "bandwidth": "bandwidth on the GPU, as a fraction of the copy bandwidth",
+            "throughput": "throughput on the GPU (TFLOP/s), as a fraction of PyTorch's measured in the same run",
+            "memory": "memory: what your code allocates while it runs"}[check]
     return f'"""{ex.title}: {what}."""\nfrom autograder import check\n{call}'
 
 

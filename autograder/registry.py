@@ -1,4 +1,4 @@
-"""The one registry of exercises, and the bandwidth thresholds (thresholds.toml)."""
+"""The one registry of exercises, and the speed thresholds (thresholds.toml)."""
 from __future__ import annotations
 
 import os
@@ -29,7 +29,8 @@ def _load() -> None:
         return
     with _LOCK:
         if not _LOADED.is_set():
-            from .exercises import ch01_softmax, ch02_reductions, ch03_online_softmax  # noqa: F401
+            from .exercises import (  # noqa: F401
+                ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention)
             _LOADED.set()
 
 
@@ -51,8 +52,10 @@ def thresholds() -> dict:
         return tomllib.load(f)
 
 
-def threshold_for(exercise_id: str) -> float:
+def threshold_for(exercise_id: str, check: str = "bandwidth") -> float:
+    """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput)."""
+    key = {"bandwidth": "min_fraction_of_copy", "throughput": "min_fraction_of_baseline"}[check]
     t = thresholds().get(exercise_id)
-    if t is None or "min_fraction_of_copy" not in t:
-        raise KeyError(f"no bandwidth threshold for {exercise_id} in thresholds.toml")
-    return float(t["min_fraction_of_copy"])
+    if t is None or key not in t:
+        raise KeyError(f"no {check} threshold ({key}) for {exercise_id} in thresholds.toml")
+    return float(t[key])

@@ -3,8 +3,8 @@ each must score.
 
 Submissions: the solution (source notebook: full marks), the blank release (zero), and each
 known-wrong submission of autograder/submissions/CH (the solution with one cell patched:
-it loses exactly the test cells it names). Checks that cannot run in this mode (bandwidth,
-and CUDA exercises in CPU mode) are expected to score zero, with the "needs a GPU" message.
+it loses exactly the test cells it names). Checks that cannot run in this mode (bandwidth and
+throughput, bf16 cases, CUDA exercises marked needs_gpu) are expected to score zero, with the "needs a GPU" message.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import nbformat
 from course import mode
 
 from . import registry
+from .exercise import TIMED_CHECKS
 from .cli import _course_copy, _nbgrader
 from .nbgrader_plugins import check_calls
 from .nbtext import notebook_path
@@ -29,7 +30,7 @@ def _runs_here(exercise_id: str, check: str) -> bool:
     ex = registry.get(exercise_id)
     if mode.GPU:
         return True
-    return check != "bandwidth" and not ex.needs_gpu
+    return check not in TIMED_CHECKS and not ex.needs_gpu
 
 
 def _grade_cells(nb) -> dict[str, dict]:

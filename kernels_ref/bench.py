@@ -79,7 +79,7 @@ def main() -> int:
                 continue
             variants = [("reference", reference_source(ex))]
             for w in for_chapter(ex.chapter):  # only the correct-but-slow ones: the others may hang
-                if w.exercise == ex.id and all(g.endswith("_bandwidth") for g in w.loses):
+                if w.exercise == ex.id and all(g.endswith(("_bandwidth", "_throughput")) for g in w.loses):
                     variants.append((f"wrong/{w.name}", w.apply(reference_source(ex))))
             shapes = [ex.bench.shape]
             if args.sweep:

@@ -137,8 +137,8 @@ def test_every_exercise_is_complete():
     for ex in registry.all_exercises():
         assert os.path.exists(os.path.join(ROOT, ex.solution)), ex.id
         assert set(ex.cases) >= {"correctness", "hidden"}, ex.id
-        if ex.bench is not None:
-            assert 0 < registry.threshold_for(ex.id) < 1, ex.id
+        if ex.bench is not None:  # a fraction of copy is below 1; of PyTorch's TFLOP/s, it may exceed 1
+            assert 0 < registry.threshold_for(ex.id, ex.bench.check) < (1 if ex.bench.check == "bandwidth" else 3)
 
 
 def test_monkeypatching_torch_or_the_grader_fails_the_check():

@@ -8,7 +8,7 @@ import pytest
 
 import course
 from autograder import registry
-from autograder.exercise import grade_id_for
+from autograder.exercise import TIMED_CHECKS, grade_id_for
 from autograder.runner import run_check
 from autograder.submission import cell_from_text
 from autograder.submissions import for_chapter
@@ -53,12 +53,12 @@ def test_check(exercise_id, variant, check):
 
 def main(argv) -> int:
     """Without pytest (the GPU machines lack xdist): python tests/test_gpu_engine.py [chapter ...].
-    Quiet checks run 8 at a time, bandwidth checks one by one on a quiet GPU."""
+    Quiet checks run 8 at a time, timed checks one by one on a quiet GPU."""
     from concurrent.futures import ThreadPoolExecutor
-    quiet_only = "--quiet-only" in argv  # skip bandwidth checks (before thresholds exist)
+    quiet_only = "--quiet-only" in argv  # skip timed checks (before thresholds exist)
     argv = [a for a in argv if not a.startswith("--")]
     chosen = [c for c in CASES if (not argv or registry.get(c[0]).chapter in argv)
-              and not (quiet_only and c[2] == "bandwidth")]
+              and not (quiet_only and c[2] in TIMED_CHECKS)]
 
     def one(case):
         ex_id, variant, check = case
@@ -69,8 +69,8 @@ def main(argv) -> int:
               f"{r.seconds:.1f}s {r.message[:300]}".replace("\n", " | "), flush=True)
         return ok
     with ThreadPoolExecutor(8) as pool:
-        oks = list(pool.map(one, [c for c in chosen if c[2] != "bandwidth"]))
-    oks += [one(c) for c in chosen if c[2] == "bandwidth"]
+        oks = list(pool.map(one, [c for c in chosen if c[2] not in TIMED_CHECKS]))
+    oks += [one(c) for c in chosen if c[2] in TIMED_CHECKS]
     print(f"{sum(oks)} as expected, {len(oks) - sum(oks)} not")
     return 0 if all(oks) else 1
 
