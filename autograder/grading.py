@@ -184,8 +184,9 @@ def run_check(ex: Exercise, check: str, ns: dict, seed: int) -> str:
     for i, case in enumerate(cases):
         done.append(_run_verified(ex, ns, case, seed + i, device, do_audit=(i == 0 and ex.kind != "python")))
     skipped = len(ex.cases[check]) - len(cases)
-    note = (f"; {skipped} case(s) graded on a GPU only ({', '.join(sorted({c.dtype for c in ex.cases[check] if c.gpu_only}))}"
-            ": the Triton interpreter's bf16 tl.dot is wrong)") if skipped else ""
+    gpu_dtypes = ", ".join(sorted({c.dtype for c in ex.cases[check] if c.gpu_only}))
+    note = (f"; {skipped} case(s) graded on a GPU only ({gpu_dtypes}: the Triton interpreter's bf16 tl.dot "
+            "is wrong)") if skipped else ""
     return f"{len(done)} cases passed: " + ", ".join(done) + note
 
 

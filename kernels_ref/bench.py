@@ -64,10 +64,39 @@ def torch_baseline(ex, shape):
     return name, timing.gbps(ex.bench.nbytes(shape), ms)
 
 
+def attention_baselines(ex, shape) -> list:
+    """SDPA's cuDNN backend next to its flash backend (the graded baseline), same inputs and timing."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from course import timing
+    b = ex.bench
+    q, k, v = (torch.randn(*shape, device="cuda", dtype=getattr(torch, b.dtype)) for _ in range(3))
+    causal = "causal" in b.kind
+    rows = []
+    for name, backend in (("sdpa flash", SDPBackend.FLASH_ATTENTION), ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
+        def call():
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        try:
+            ms = timing.bench(call)
+        except RuntimeError as e:
+            rows.append({"exercise": ex.id, "shape": list(shape), "variant": name, "error": str(e)[:200]})
+            continue
+        rows.append({"exercise": ex.id, "shape": list(shape), "variant": name, "ms": ms,
+                     "tflops": b.flops(shape, b.kind) / (ms * 1e-3) / 1e12, "fraction": float("nan")})
+    flash = rows[0].get("tflops")
+    for r in rows:
+        if flash and "tflops" in r:
+            r["fraction"] = r["tflops"] / flash
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--sweep", action="store_true", help="also sweep the row length (for the plot)")
+    ap.add_argument("--chapter", help="only this chapter's exercises (a prefix: ch04)")
     args = ap.parse_args()
     if not course.GPU:
         print("kernels_ref.bench needs a GPU")
@@ -75,14 +104,14 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ex in registry.all_exercises():
-            if ex.bench is None:
+            if ex.bench is None or (args.chapter and not ex.chapter.startswith(args.chapter)):
                 continue
             variants = [("reference", reference_source(ex))]
             for w in for_chapter(ex.chapter):  # only the correct-but-slow ones: the others may hang
                 if w.exercise == ex.id and all(g.endswith(("_bandwidth", "_throughput")) for g in w.loses):
                     variants.append((f"wrong/{w.name}", w.apply(reference_source(ex))))
             shapes = [ex.bench.shape]
-            if args.sweep:
+            if args.sweep and ex.bench.flops is None:
                 shapes += [(ex.bench.shape[0], c) for c in (512, 1024, 2048, 4096, 16384)]
             for shape in shapes:
                 for name, src in variants:
@@ -92,6 +121,9 @@ def main() -> int:
                         m = {"exercise": ex.id, "shape": list(shape), "error": str(e)[:200]}
                     m["variant"] = name
                     rows.append(m)
+                if ex.bench.flops is not None:
+                    rows += attention_baselines(ex, shape)
+                    continue
                 tb = torch_baseline(ex, shape)
                 if tb is not None:
                     copy = [r for r in rows if r.get("variant") == "reference" and r["shape"] == list(shape)
@@ -100,14 +132,17 @@ def main() -> int:
                                  "copy_gbps": copy, "fraction": tb[1] / copy})
     dev = course.device_name()
     print(f"\n{dev}")
-    print(f"{'exercise':22} {'shape':>14} {'variant':34} {'GB/s':>7} {'% copy':>7}")
+    print(f"{'exercise':28} {'shape':>18} {'variant':34} {'GB/s|TF/s':>9} {'fraction':>9}")
     for r in rows:
         if "error" in r:
-            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {'-':>7} {'':>7} "
+            print(f"{r['exercise']:28} {str(tuple(r['shape'])):>18} {r['variant']:34} {'-':>9} {'':>9} "
                   f"{r['error'][:60]}")
+        elif "tflops" in r:  # throughput: a fraction of PyTorch's SDPA (flash backend) in the same run
+            print(f"{r['exercise']:28} {str(tuple(r['shape'])):>18} {r['variant']:34} {r['tflops']:9.0f} "
+                  f"{r['fraction']:8.2f}x")
         else:
-            print(f"{r['exercise']:22} {str(tuple(r['shape'])):>14} {r['variant']:34} {r['gbps']:7.0f} "
-                  f"{100 * r['fraction']:6.1f}%")
+            print(f"{r['exercise']:28} {str(tuple(r['shape'])):>18} {r['variant']:34} {r['gbps']:9.0f} "
+                  f"{100 * r['fraction']:8.1f}%")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": dev, "rows": rows}, f, indent=1)

@@ -1,5 +1,6 @@
 """Tuning sweep for the Chapter 4 FlashAttention reference on a GPU (results go into BENCHMARKS.md).
 
+python tests/gpu_tune_attention.py --sweep out.json: TFLOP/s against T for the plot.
 python tests/gpu_tune_attention.py [--quick]: tile configurations of the Triton kernel at
 B=4, H=32, T=4096, bf16, D 64/128, causal and not, next to SDPA's flash and cuDNN backends,
 all timed in this process with course.timing.bench (L2 flushed, median). TFLOP/s = 4·B·H·T²·D / t
@@ -36,8 +37,37 @@ def run_config(q, k, v, o, causal, bm, bn, warps, stages):
                                     BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
 
 
+def sweep(path):
+    """TFLOP/s against T (1k-16k; B·T = 65536 tokens, H = 32), D 64/128, causal and not: the
+    reference (its own tile choice), SDPA flash and cuDNN. JSON for the plot in BENCHMARKS.md."""
+    import json
+    dev = torch.cuda.get_device_name()
+    rows = []
+    for D in (64, 128):
+        for causal in (False, True):
+            for T in (1024, 2048, 4096, 8192, 16384):
+                B, H = max(1, 65536 // T), 32
+                q, k, v = (torch.randn(B, H, T, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+                o = torch.empty_like(q)
+                calls = {"triton reference": lambda: fa.flash_attention(q, k, v, o, causal),
+                         "sdpa flash": lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
+                         "sdpa cudnn": lambda: sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)}
+                for name, call in calls.items():
+                    try:
+                        t = tflops(B, H, T, D, causal, timing.bench(call))
+                    except RuntimeError:
+                        t = None
+                    rows.append({"D": D, "causal": causal, "T": T, "B": B, "H": H, "variant": name, "tflops": t})
+                    print(f"{dev} | sweep D={D} causal={causal} T={T} B={B} {name}: {t and round(t)} TFLOP/s",
+                          flush=True)
+    with open(path, "w") as f:
+        json.dump({"device": dev, "dtype": "bfloat16", "rows": rows}, f, indent=1)
+
+
 def main():
     dev = torch.cuda.get_device_name()
+    if "--sweep" in sys.argv:
+        return sweep(sys.argv[sys.argv.index("--sweep") + 1])
     quick = "--quick" in sys.argv
     B, H, T = 4, 32, 4096
     for D in (64, 128):

@@ -271,5 +271,5 @@ register(Exercise(
     bench=Bench(shape=(4, 32, 4096, 128), nbytes=None, kind="causal", dtype="bfloat16",
                 flops=_flops, baseline=_flash_backend, baseline_name="PyTorch SDPA (flash backend)",
                 model="4·B·H·T²·D / 2 (two T x T x D matmuls per head; causal: half)", max_fraction=4.0),
-    timeout_s={"cpu": 300, "gpu": 120},
+    timeout_s={"cpu": 300, "gpu": 240},
 ))

@@ -1,6 +1,6 @@
 """Reference: attention over key/value tiles with online softmax, in NumPy (Chapter 4, exercise 1).
 
-The tiles arrive once, in order; the state per query row is (m, l, acc): running max, running
+The tiles arrive once, in any order; the state per query row is (m, ell, acc): running max, running
 sum of exponentials and the unnormalised output, rescaled whenever the max grows.
 """
 import numpy as np
@@ -13,7 +13,7 @@ def attention_blockwise(q, tiles, causal):
     T, D = q.shape
     q = q / np.sqrt(D)  # scale once, before the dot products
     m = np.full(T, -np.inf)  # running max of each query row
-    l = np.zeros(T)  # running sum of exp(s - m)
+    ell = np.zeros(T)  # running sum of exp(s - m)
     acc = np.zeros((T, D))  # running sum of exp(s - m) * v
     rows = np.arange(T)[:, None]
     for start, k, v in tiles:
@@ -24,8 +24,8 @@ def attention_blockwise(q, tiles, causal):
         safe = np.where(np.isfinite(m_new), m_new, 0.0)  # a row with nothing yet: no inf - inf
         p = np.exp(s - safe[:, None])
         alpha = np.exp(m - safe)  # how much the old max overstated: rescale what we have
-        l = l * alpha + p.sum(axis=1)
+        ell = ell * alpha + p.sum(axis=1)
         acc = acc * alpha[:, None] + p @ v
         m = m_new
-    return acc / l[:, None]
+    return acc / ell[:, None]
     ### END SOLUTION
