@@ -273,3 +273,71 @@ register(Exercise(
                 model="4·B·H·T²·D / 2 (two T x T x D matmuls per head; causal: half)", max_fraction=4.0),
     timeout_s={"cpu": 300, "gpu": 240},
 ))
+
+
+# ---- 3. Optional: scalar FlashAttention in CUDA, one query row per warp (fp32, correctness only) ----
+
+WARPS_PER_BLOCK = 4  # launch contract: 128 threads per block, one query row per warp
+
+
+def _warp_inputs(case: Case, shape, gen, device):
+    import torch
+    q, k, v = _qkv(case, shape, gen, device, torch.float32)
+    return {"q": q.contiguous(), "k": k.contiguous(), "v": v.contiguous(), "causal": _causal(case)}
+
+
+def _warp_run(ns, inputs, outs):
+    import torch
+    q = inputs["q"]
+    B, H, T, D = q.shape
+    rows = B * H * T
+    o = outs.tensor(q.shape, torch.float32)
+    grid = (rows + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
+    ns["flash_attention_warp"]((grid,), (32 * WARPS_PER_BLOCK,),
+                               (q, inputs["k"], inputs["v"], o, rows, T, D, int(inputs["causal"])))
+    return o
+
+
+def _warp_verify(out, ref, inputs, case) -> list[str]:
+    """fp32 against float64: |error| <= 2e-4 · max|v| (an output row is an average of value rows;
+    fp32 sums over up to a thousand keys and __expf stay far inside, fp16 arithmetic does not)."""
+    import torch
+    o = torch.as_tensor(out).to(ref.device, torch.float64)
+    nan = torch.isnan(o)
+    if nan.any():
+        b, h, t, d = (int(i) for i in torch.nonzero(nan)[0])
+        return [f"o[{b}, {h}, {t}, {d}] is NaN ({int(nan.sum())} NaNs): never written (outputs start as NaN), "
+                "or 0/0, or e^(-inf - (-inf))"]
+    tol = 2e-4 * inputs["v"].abs().max().item()
+    err = (o - ref).abs()
+    if not err.max().item() <= tol:
+        b, h, t, d = (int(i) for i in torch.nonzero(err == err.max())[0])
+        return [f"o[{b}, {h}, {t}, {d}] = {o[b, h, t, d]:.7g}, expected {ref[b, h, t, d]:.7g}: max |error| "
+                f"{err.max():.3g} > {tol:.3g} (2e-4 x max|v|); {int((err > tol).sum())} of {err.numel()} "
+                "elements are off"]
+    return []
+
+
+register(Exercise(
+    id="ch04.flash_attention_cuda",
+    chapter="ch04_flash_attention",
+    title="Optional: FlashAttention in CUDA, one query row per warp",
+    entry=("flash_attention_warp",),
+    kind="cuda",
+    spec='extern "C" __global__ void flash_attention_warp(const float* q, const float* k, const float* v, '
+         "float* o, int rows, int T, int D, int causal): q, k, v, o (B, H, T, D) float32, contiguous; "
+         f"rows = B*H*T; launched with {32 * WARPS_PER_BLOCK} threads per block and ceil(rows / "
+         f"{WARPS_PER_BLOCK}) blocks, warp w of block b owns row {WARPS_PER_BLOCK}b + w; D = 32, 64 or 128",
+    cases={
+        "correctness": [Case((1, 2, 64, 64)), Case((1, 1, 100, 128), "causal"), Case((2, 1, 50, 32), "large_causal")],
+        "hidden": [Case((1, 1, 1, 64), "causal"), Case((1, 2, 257, 64), "large", cpu_shape=(1, 1, 257, 64)),
+                   Case((2, 4, 1000, 128), "causal", cpu_shape=(1, 1, 300, 128)),
+                   Case((1, 3, 999, 32), "flat", cpu_shape=(1, 1, 333, 32))],
+    },
+    make_inputs=_warp_inputs,
+    reference=_fa_reference,
+    run=_warp_run,
+    verify=_warp_verify,
+    solution="kernels_ref/ch04_flash_attention/flash_attention_warp.cu",
+    timeout_s={"cpu": 300, "gpu": 120},
+))

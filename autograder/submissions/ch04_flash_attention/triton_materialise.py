@@ -1,6 +1,6 @@
 """Correct, but materialises S = QKᵀ (B·H·T·T floats) in memory: three kernels, scores, softmax, P·V."""
 EXERCISE = "ch04.flash_attention_triton"
-CELL = "flash_attention"
+CELL = "flash_attention_triton"
 PATCH = [("def flash_attention(q, k, v, o, causal):\n", '''@triton.jit
 def scores_kernel(q_ptr, k_ptr, s_ptr, T, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                   CAUSAL: tl.constexpr):
