@@ -21,7 +21,9 @@ def main():
             for name in ("triton reference", "sdpa flash", "sdpa cudnn"):
                 pts = [(x["T"], x["tflops"]) for x in rows if x["variant"] == name and x["tflops"]]
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name)
-            ax.set_xscale("log", base=2); ax.set_ylim(0, 700); ax.grid(alpha=0.3)
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(0, 700)
+            ax.grid(alpha=0.3)
             ax.set_title(f"{run['device']}: D={D}, {'causal' if causal else 'full'}", fontsize=9)
             ax.set_xlabel("T (B = 65536 / T, H = 32, bf16)")
         r[0].set_ylabel("TFLOP/s")

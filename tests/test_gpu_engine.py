@@ -53,9 +53,10 @@ def test_check(exercise_id, variant, check):
 
 def main(argv) -> int:
     """Without pytest (the GPU machines lack xdist): python tests/test_gpu_engine.py [chapter ...].
-    Quiet checks run 8 at a time, timed checks one by one on a quiet GPU."""
+    Quiet checks run 8 at a time, timed checks one by one on a quiet GPU. Also runs in CPU mode
+    (2 at a time, timed checks skipped): the same expectations, before spending GPU time."""
     from concurrent.futures import ThreadPoolExecutor
-    quiet_only = "--quiet-only" in argv  # skip timed checks (before thresholds exist)
+    quiet_only = "--quiet-only" in argv or not course.GPU  # skip timed checks (before thresholds exist)
     argv = [a for a in argv if not a.startswith("--")]
     chosen = [c for c in CASES if (not argv or registry.get(c[0]).chapter in argv)
               and not (quiet_only and c[2] in TIMED_CHECKS)]
@@ -68,7 +69,7 @@ def main(argv) -> int:
         print(f"{'ok ' if ok else 'BAD'} {ex_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} "
               f"{r.seconds:.1f}s {r.message[:300]}".replace("\n", " | "), flush=True)
         return ok
-    with ThreadPoolExecutor(8) as pool:
+    with ThreadPoolExecutor(8 if course.GPU else 2) as pool:
         oks = list(pool.map(one, [c for c in chosen if c[2] not in TIMED_CHECKS]))
     oks += [one(c) for c in chosen if c[2] in TIMED_CHECKS]
     print(f"{sum(oks)} as expected, {len(oks) - sum(oks)} not")
