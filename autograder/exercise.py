@@ -36,6 +36,7 @@ class Bench:
     baseline_name: str = ""
     kind: str = "adversarial"  # the benchmark's Case kind and dtype
     dtype: str = "float32"
+    also: tuple = ()  # more shapes kernels_ref.bench measures (not graded)
 
     @property
     def check(self) -> str:

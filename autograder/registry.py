@@ -30,7 +30,7 @@ def _load() -> None:
     with _LOCK:
         if not _LOADED.is_set():
             from .exercises import (  # noqa: F401
-                ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention)
+                ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention, ch05_fused_norms)
             _LOADED.set()
 
 

@@ -11,7 +11,8 @@ WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.t
            "course.cuda", "course.timing", "course.mode", "autograder", "autograder.grading",
            "autograder.registry", "autograder.exercise", "autograder.exercises.ch01_softmax",
            "autograder.exercises.ch02_reductions", "autograder.exercises.ch03_online_softmax",
-           "autograder.exercises.ch04_flash_attention", "tracemalloc",
+           "autograder.exercises.ch04_flash_attention",
+           "autograder.exercises.ch05_fused_norms", "tracemalloc",
            "autograder.submission", "autograder.worker")
 
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 
 import torch
+import torch.nn.functional as F
 
 import course
 from autograder import registry
@@ -48,19 +49,28 @@ def namespace(ex, source: str, tmp: str) -> dict:
     return load(chapter_cells(ex, source), tmp)
 
 
-TORCH_OPS = {"ch01_softmax": ("torch.softmax", lambda x: torch.softmax(x, dim=-1)),
-             "ch02_reductions": ("torch.sum", lambda x: x.sum(dim=-1)),
-             "ch03_online_softmax": ("torch.softmax", lambda x: torch.softmax(x, dim=-1))}
+TORCH_OPS = {  # PyTorch's own op for a chapter (or an exercise): (name, op(x, r, w, b))
+    "ch01_softmax": ("torch.softmax", lambda x, *_: torch.softmax(x, dim=-1)),
+    "ch02_reductions": ("torch.sum", lambda x, *_: x.sum(dim=-1)),
+    "ch03_online_softmax": ("torch.softmax", lambda x, *_: torch.softmax(x, dim=-1)),
+    "ch05.layernorm_cuda": ("F.layer_norm", lambda x, r, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5)),
+    "ch05.rmsnorm_triton": ("F.rms_norm", lambda x, r, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-5)),
+    "ch05.rmsnorm_vec_cuda": ("F.rms_norm", lambda x, r, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-5)),
+    "ch05.add_rmsnorm_triton": ("x + r, F.rms_norm", lambda x, r, w, b: F.rms_norm(x + r, x.shape[-1:], w, 1e-5)),
+}
 
 
 def torch_baseline(ex, shape):
     """PyTorch's own op on the same shape, where the chapter has one: (name, GB/s)."""
     from course import timing
-    if ex.chapter not in TORCH_OPS:
+    entry = TORCH_OPS.get(ex.id) or TORCH_OPS.get(ex.chapter)
+    if entry is None:
         return None
-    name, op = TORCH_OPS[ex.chapter]
-    x = torch.randn(*shape, device="cuda")
-    ms = timing.bench(lambda: op(x))
+    name, op = entry
+    dt = getattr(torch, ex.bench.dtype)
+    x, r = (torch.randn(*shape, device="cuda", dtype=dt) for _ in range(2))
+    w, b = (torch.randn(shape[-1], device="cuda", dtype=dt) for _ in range(2))
+    ms = timing.bench(lambda: op(x, r, w, b))
     return name, timing.gbps(ex.bench.nbytes(shape), ms)
 
 
@@ -110,7 +120,7 @@ def main() -> int:
             for w in for_chapter(ex.chapter):  # only the correct-but-slow ones: the others may hang
                 if w.exercise == ex.id and all(g.endswith(("_bandwidth", "_throughput")) for g in w.loses):
                     variants.append((f"wrong/{w.name}", w.apply(reference_source(ex))))
-            shapes = [ex.bench.shape]
+            shapes = [ex.bench.shape, *ex.bench.also]
             if args.sweep and ex.bench.flops is None:
                 shapes += [(ex.bench.shape[0], c) for c in (512, 1024, 2048, 4096, 16384)]
             for shape in shapes:

@@ -63,12 +63,17 @@ def _format(log: str) -> str:
     return "\n".join(lines[:10]) or log[-2000:]
 
 
+# -fno-strict-aliasing: CUDA code reads registers through other types (a uint4 as 4 __nv_bfloat162),
+# which nvcc compiles as meant and g++ -O2 may not.
+CXXFLAGS = ("-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fPIC", "-shared", "-w")
+
+
 def build(source: str, sigs) -> str:
     """Compile the cell for the CPU; return the path of the shared library (cached)."""
     with open(HEADER) as f:
         header = f.read()
     text = f'#include "flashcuda_cpu.h"\n#line 1 "cell"\n{translate(source)}\n{_launcher_cpp(sigs)}'
-    key = hashlib.sha256((header + "\0" + text).encode()).hexdigest()[:24]
+    key = hashlib.sha256((header + "\0" + text + "\0" + " ".join(CXXFLAGS)).encode()).hexdigest()[:24]
     os.makedirs(CACHE, exist_ok=True)
     so = os.path.join(CACHE, f"cpucuda-{key}.so")
     if os.path.exists(so):
@@ -78,8 +83,7 @@ def build(source: str, sigs) -> str:
         with open(cpp, "w") as f:
             f.write(text)
         out = os.path.join(tmp, "cell.so")
-        cmd = [os.environ.get("CXX", "g++"), "-std=gnu++17", "-O2", "-fPIC", "-shared", "-w", f"-I{HERE}",
-               f"-I{INCLUDE}", cpp, "-o", out]
+        cmd = [os.environ.get("CXX", "g++"), *CXXFLAGS, f"-I{HERE}", f"-I{INCLUDE}", cpp, "-o", out]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             from ..errors import CudaCompileError
