@@ -1,6 +1,7 @@
 // Reference: LayerNorm with Welford's algorithm and a warp merge (Chapter 5, exercise 1).
-// One block of 256 threads per row, fp32 in and out. Each thread runs Welford over its values,
-// the warp merges the 32 states with shuffles (Chan et al.'s formula), warp 0 merges the warps.
+// One block of 256 threads per row, fp32 in and out. Each thread computes the (n, mean, M2) of its
+// values (two passes over registers; Welford's update where the row does not fit), the warp merges
+// the 32 states with shuffles (Chan et al.'s formula), warp 0 merges the warps.
 // Rows up to 8192 floats (cols a multiple of 4) stay in registers: 1 read + 1 write.
 // %% notebook
 #define LN_THREADS 256
@@ -56,11 +57,18 @@ extern "C" __global__ void layernorm_welford(const float* __restrict__ x, const 
             int c = threadIdx.x + k * LN_THREADS;
             v[k] = c < cols / 4 ? x4[c] : make_float4(0.f, 0.f, 0.f, 0.f);
         }
+        // The thread's values are all in registers: its own (n, mean, M2) by two passes over them
+        // (no division per value, no dependency chain); Chan's merge then combines the threads.
+        float s = 0.f;
+        #pragma unroll
+        for (int k = 0; k < LN_VEC; ++k)
+            if (threadIdx.x + k * LN_THREADS < cols / 4) { s += (v[k].x + v[k].y) + (v[k].z + v[k].w); n += 4.f; }
+        mean = n > 0.f ? s / n : 0.f;
         #pragma unroll
         for (int k = 0; k < LN_VEC; ++k) {
             if (threadIdx.x + k * LN_THREADS < cols / 4) {
-                welford_push(n, mean, m2, v[k].x); welford_push(n, mean, m2, v[k].y);
-                welford_push(n, mean, m2, v[k].z); welford_push(n, mean, m2, v[k].w);
+                float a = v[k].x - mean, b = v[k].y - mean, c = v[k].z - mean, d = v[k].w - mean;
+                m2 += (a * a + b * b) + (c * c + d * d);
             }
         }
     } else {
