@@ -54,6 +54,7 @@ TORCH_OPS = {  # PyTorch's own op for a chapter (or an exercise): (name, op(x, r
     "ch02_reductions": ("torch.sum", lambda x, *_: x.sum(dim=-1)),
     "ch03_online_softmax": ("torch.softmax", lambda x, *_: torch.softmax(x, dim=-1)),
     "ch05.layernorm_cuda": ("F.layer_norm", lambda x, r, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5)),
+    "ch05.layernorm_triton": ("F.layer_norm", lambda x, r, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5)),
     "ch05.rmsnorm_triton": ("F.rms_norm", lambda x, r, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-5)),
     "ch05.rmsnorm_vec_cuda": ("F.rms_norm", lambda x, r, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-5)),
     "ch05.add_rmsnorm_triton": ("x + r, F.rms_norm", lambda x, r, w, b: F.rms_norm(x + r, x.shape[-1:], w, 1e-5)),

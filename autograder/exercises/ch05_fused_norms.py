@@ -157,7 +157,7 @@ def _ln_run(ns, inputs, outs):
     return y
 
 
-def _ln_verify(out, ref, inputs, case) -> list[str]:
+def _ln_verify(out, ref, inputs, case, extra=0.0) -> list[str]:
     import torch
     y = torch.as_tensor(out)
     if tuple(y.shape) != tuple(ref.shape):
@@ -167,7 +167,7 @@ def _ln_verify(out, ref, inputs, case) -> list[str]:
     g = inputs["gamma"].to(ref.device, torch.float64).abs()
     mean = x.mean(-1, keepdim=True)
     std = torch.sqrt(((x - mean) ** 2).mean(-1, keepdim=True) + EPS)
-    tol = 1e-4 * (ref.abs() + g) + 2.0**-18 * g * mean.abs() / std
+    tol = 1e-4 * (ref.abs() + g) + 2.0**-18 * g * mean.abs() / std + extra
     err = (yd - ref).abs()
     bad = ~(err <= tol)  # NaN fails
     if bad.any():
@@ -258,6 +258,59 @@ register(Exercise(
     run=_rms_run,
     verify=_rms_verify,
     solution="kernels_ref/ch05_fused_norms/rmsnorm_triton.py",
+    bench=Bench(nbytes=_norm_bytes(2), model="read x once + write y once = 2 · rows · cols · 2 B (bf16)",
+                **HALF_BENCH),
+    timeout_s={"cpu": 180, "gpu": 60},
+))
+
+
+# ---- 2b. LayerNorm in Triton (fp32, fp16, bf16) ----
+
+def _ln_triton_run(ns, inputs, outs):
+    x = inputs["x"]
+    y = outs.tensor(x.shape, x.dtype)
+    ns["layernorm_triton"](x, inputs["gamma"], inputs["beta"], y, float(inputs["eps"]))
+    return y
+
+
+def _ln_triton_verify(out, ref, inputs, case) -> list[str]:
+    """The float32 LayerNorm tolerance, plus one rounding of a half-precision output (and, in CPU
+    mode, the interpreter's truncation to bfloat16)."""
+    import torch
+
+    from course import mode
+    y = torch.as_tensor(out)
+    if y.dtype != getattr(torch, case.dtype):
+        return [f"output dtype {y.dtype}, expected torch.{case.dtype} (the input's)"]
+    if case.dtype == "float32":
+        return _ln_verify(out, ref, inputs, case)
+    ulps = 1.0 if (case.dtype == "bfloat16" and not mode.GPU) else 0.5
+    return _ln_verify(out, ref, inputs, case, extra=ulps * _ulp(ref, case.dtype))
+
+
+register(Exercise(
+    id="ch05.layernorm_triton",
+    chapter="ch05_fused_norms",
+    title="LayerNorm in Triton",
+    entry=("layernorm_triton",),
+    kind="triton",
+    spec="layernorm_triton(x, gamma, beta, y, eps): x, y (rows, cols) of one dtype (float32, float16 or "
+         "bfloat16), cols up to 16384, rows of x possibly strided, gamma and beta (cols,); y = (x - mean) / "
+         "sqrt(var + eps) * gamma + beta per row (biased variance), float32 inside, rounded once",
+    cases={
+        "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)),
+                        Case((32, 4096), "adversarial", dtype="bfloat16"),
+                        Case((16, 1000), "adversarial", dtype="float16")],
+        "hidden": [Case((7, 7), "adversarial", dtype="bfloat16"), Case((5, 1), "adversarial"),
+                   Case((100, 8192), "adversarial_big_gamma", dtype="bfloat16", cpu_shape=(10, 8192)),
+                   Case((33, 4097), "strided", dtype="float16"),
+                   Case((3000, 1024), "adversarial", dtype="bfloat16", cpu_shape=(50, 1024))],
+    },
+    make_inputs=_norm_inputs,
+    reference=_ln_reference,
+    run=_ln_triton_run,
+    verify=_ln_triton_verify,
+    solution="kernels_ref/ch05_fused_norms/layernorm_triton.py",
     bench=Bench(nbytes=_norm_bytes(2), model="read x once + write y once = 2 · rows · cols · 2 B (bf16)",
                 **HALF_BENCH),
     timeout_s={"cpu": 180, "gpu": 60},
