@@ -234,6 +234,15 @@ def _vec_verify(out, ref, inputs, case) -> list[str]:
 
 
 HALF_BENCH = dict(shape=(16384, 4096), dtype="bfloat16", also=((65536, 1024),))
+TRITON_NORM_CASES = {  # the Triton RMSNorm and LayerNorm: three dtypes, big gamma in bf16, strided rows
+    "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)),
+                    Case((32, 4096), "adversarial_big_gamma", dtype="bfloat16"),
+                    Case((16, 1000), "adversarial", dtype="float16")],
+    "hidden": [Case((7, 7), "adversarial", dtype="bfloat16"), Case((5, 1), "adversarial"),
+               Case((100, 8192), "adversarial_big_gamma", dtype="bfloat16", cpu_shape=(10, 8192)),
+               Case((33, 4097), "strided", dtype="float16"),
+               Case((3000, 1024), "adversarial", dtype="bfloat16", cpu_shape=(50, 1024))],
+}
 
 register(Exercise(
     id="ch05.rmsnorm_triton",
@@ -244,15 +253,7 @@ register(Exercise(
     spec="rmsnorm_triton(x, gamma, y, eps): x, y (rows, cols) of one dtype (float32, float16 or bfloat16), "
          "cols up to 16384, rows of x possibly strided (x.stride(0) >= cols), gamma (cols,); "
          "y = x / sqrt(mean(x²) + eps) * gamma per row, computed in float32 and rounded once",
-    cases={
-        "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)),
-                        Case((32, 4096), "adversarial_big_gamma", dtype="bfloat16"),
-                        Case((16, 1000), "adversarial", dtype="float16")],
-        "hidden": [Case((7, 7), "adversarial", dtype="bfloat16"), Case((5, 1), "adversarial"),
-                   Case((100, 8192), "adversarial_big_gamma", dtype="bfloat16", cpu_shape=(10, 8192)),
-                   Case((33, 4097), "strided", dtype="float16"),
-                   Case((3000, 1024), "adversarial", dtype="bfloat16", cpu_shape=(50, 1024))],
-    },
+    cases=TRITON_NORM_CASES,
     make_inputs=_norm_inputs,
     reference=_rms_reference,
     run=_rms_run,
@@ -297,15 +298,7 @@ register(Exercise(
     spec="layernorm_triton(x, gamma, beta, y, eps): x, y (rows, cols) of one dtype (float32, float16 or "
          "bfloat16), cols up to 16384, rows of x possibly strided, gamma and beta (cols,); y = (x - mean) / "
          "sqrt(var + eps) * gamma + beta per row (biased variance), float32 inside, rounded once",
-    cases={
-        "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)),
-                        Case((32, 4096), "adversarial", dtype="bfloat16"),
-                        Case((16, 1000), "adversarial", dtype="float16")],
-        "hidden": [Case((7, 7), "adversarial", dtype="bfloat16"), Case((5, 1), "adversarial"),
-                   Case((100, 8192), "adversarial_big_gamma", dtype="bfloat16", cpu_shape=(10, 8192)),
-                   Case((33, 4097), "strided", dtype="float16"),
-                   Case((3000, 1024), "adversarial", dtype="bfloat16", cpu_shape=(50, 1024))],
-    },
+    cases=TRITON_NORM_CASES,
     make_inputs=_norm_inputs,
     reference=_ln_reference,
     run=_ln_triton_run,
