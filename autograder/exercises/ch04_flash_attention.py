@@ -93,6 +93,8 @@ def _blockwise_inputs(case: Case, shape, gen, device):
     if "shuffled" in case.kind:  # tiles in any order: for a causal row, the first tile may be all masked
         rng = np.random.default_rng(int(torch.randint(2**31, (1,), generator=gen)))
         rng.shuffle(order)
+        if len(order) > 1 and order[0] == 0:  # tile 0 first would hide the -inf row: never first
+            order[0], order[-1] = order[-1], order[0]
     return {"q": q, "k": k, "v": v, "causal": _causal(case), "order": order}
 
 
