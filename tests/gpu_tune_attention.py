@@ -6,7 +6,6 @@ B=4, H=32, T=4096, bf16, D 64/128, causal and not, next to SDPA's flash and cuDN
 all timed in this process with course.timing.bench (L2 flushed, median). TFLOP/s = 4·B·H·T²·D / t
 (half of that when causal).
 """
-import math
 import os
 import sys
 
@@ -97,7 +96,6 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"{dev} | D={D} causal={causal} BM={bm} BN={bn} w={warps} s={stages}: failed "
                           f"{type(e).__name__} {str(e)[:100]}", flush=True)
-    _ = math
 
 
 if __name__ == "__main__":

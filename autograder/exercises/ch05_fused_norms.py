@@ -23,7 +23,6 @@ and the fp8 conversion is PyTorch's (the interpreter's loses a carry: 127.3 -> 6
 """
 from __future__ import annotations
 
-import math
 
 from ..exercise import Bench, Case, Exercise
 from ..registry import register
@@ -493,4 +492,3 @@ register(Exercise(
     timeout_s={"cpu": 180, "gpu": 60},
 ))
 
-_ = math
