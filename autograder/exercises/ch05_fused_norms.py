@@ -23,7 +23,6 @@ and the fp8 conversion is PyTorch's (the interpreter's loses a carry: 127.3 -> 6
 """
 from __future__ import annotations
 
-
 from ..exercise import Bench, Case, Exercise
 from ..registry import register
 
