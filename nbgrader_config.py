@@ -31,4 +31,3 @@ c.Autograde.autograde_preprocessors = [
 ]
 c.IsolatedRegrade.workers = int(os.environ.get("FLASHCOURSE_WORKERS", "2"))  # checks at once
 c.Execute.timeout = 600  # per cell; graded checks have their own, shorter timeouts
-os.environ["FLASHCOURSE_AUTOGRADE"] = "1"  # in-notebook check() defers to IsolatedRegrade

@@ -1,18 +1,27 @@
 """`check(exercise_id, check_name)`: the one line a test cell runs.
 
 It gathers the exercise's names (and what they use) from the notebook, runs the
-check in a fresh process, prints one line when it passes and raises AssertionError
-with what to fix when it fails. It writes nothing to stderr (nbgrader would zero
-the cell). Under `flashcourse autograde`, the grade comes from the same checks run
-on the notebook file itself (see autograder.nbgrader_plugins), so nothing a notebook
-does to this process can change it.
+check in a fresh process, prints one line when it passes and raises CheckFailed
+(an AssertionError that shows only its message, no grader traceback) when it fails.
+It writes nothing to stderr (nbgrader would zero the cell). In CPU mode, checks that
+need a GPU print that they are skipped, so Run All completes on a laptop.
+
+While nbgrader autogrades (it sets NBGRADER_EXECUTION=autograde around that pass, and
+only then), the grade comes from the same checks run on the notebook file itself (see
+autograder.nbgrader_plugins), so nothing a notebook does to its own kernel can change it.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-AUTOGRADE_ENV = "FLASHCOURSE_AUTOGRADE"
+
+class CheckFailed(AssertionError):
+    """A check's verdict: IPython shows the message alone, as the cell's error."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom tracebacks
+        lines = str(self).splitlines() or [""]
+        return [f"\x1b[0;31m✗ {lines[0]}\x1b[0m", *lines[1:]]
 
 
 def _caller_namespace() -> dict:
@@ -27,21 +36,41 @@ def _caller_namespace() -> dict:
     return vars(main) if main else {}
 
 
+def grading() -> bool:
+    """Whether nbgrader is autograding this notebook now (its own signal, read at call time)."""
+    return os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+
 def check(exercise_id: str, check_name: str = "correctness", namespace: dict | None = None) -> None:
+    from course import mode
+
     from . import registry
+    from .exercise import TIMED_CHECKS
     from .runner import run_check
     from .submission import MissingName, cells_from_namespace
+    from course.errors import NotImplementedYet
 
     ex = registry.get(exercise_id)
-    if os.environ.get(AUTOGRADE_ENV) == "1":
+    if check_name not in ex.checks:
+        raise KeyError(f"{exercise_id} has no check {check_name!r}; it has {', '.join(ex.checks)}")
+    if grading():
         print(f"{exercise_id} [{check_name}]: graded from the notebook file by the isolated grader")
+        return None
+    if not mode.GPU and (check_name in TIMED_CHECKS or ex.needs_gpu):
+        what = "speed is measured on a real GPU only" if check_name in TIMED_CHECKS else \
+            "this kernel runs on a real GPU only"
+        print(f"– {ex.title} [{check_name}]: skipped: needs a GPU ({what}; CPU mode). "
+              "It is graded on a GPU when your notebook is graded.")
         return None
     ns = namespace if namespace is not None else _caller_namespace()
     try:
         cells = cells_from_namespace(ns, ex.entry)
     except MissingName as e:
-        raise AssertionError(f"{ex.title}: {e}") from None
+        raise CheckFailed(f"{ex.title} [{check_name}]: {e}") from None
+    except NotImplementedYet as e:
+        why = str(e) if "not implemented yet" in str(e) else f"not implemented yet: {e}"
+        raise CheckFailed(f"{ex.title} [{check_name}]: {why}") from None
     r = run_check(exercise_id, check_name, cells)
     if not r.passed:
-        raise AssertionError(f"{ex.title} [{check_name}]: {r.message}")
+        raise CheckFailed(f"{ex.title} [{check_name}]: {r.message}")
     print(f"✓ {ex.title} [{check_name}]: {r.message}")  # printed, not returned: shown once in a cell

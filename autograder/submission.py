@@ -39,7 +39,8 @@ class Cell:
 def cell_from_text(source: str, origin: str = "") -> Cell:
     stripped = source.lstrip()
     if stripped.startswith(CUDA_MAGIC):
-        return Cell("cuda", stripped.split("\n", 1)[1] if "\n" in stripped else "", origin)
+        # the magic's line stays as a blank line: compiler line numbers are the editor's
+        return Cell("cuda", "\n" + (stripped.split("\n", 1)[1] if "\n" in stripped else ""), origin)
     return Cell("python", source, origin)
 
 
@@ -77,7 +78,7 @@ def _names_used(code: types.CodeType) -> set[str]:
 
 def cells_from_namespace(ns: dict, names) -> list[Cell]:
     """The sources of `names` in a live namespace and, first, of what they use."""
-    from course.cuda import CudaKernel, DeviceFunction, _StubKernel, libraries_used
+    from course.cuda import CompileFailed, CudaKernel, DeviceFunction, _StubKernel, libraries_used
 
     cells: list[Cell] = []
     seen: set[str] = set()
@@ -99,6 +100,11 @@ def cells_from_namespace(ns: dict, names) -> list[Cell]:
                 raise MissingName(f"`{name}` is not defined: run the cell that defines it first")
             return
         obj = ns[name]
+        if isinstance(obj, CompileFailed):
+            raise MissingName(obj.why)
+        if isinstance(obj, _StubKernel) and getattr(obj, "module", None) is None and required:
+            from course.errors import NotImplementedYet
+            raise NotImplementedYet(obj.why)
         if isinstance(obj, DeviceFunction):  # its library cell, after the libraries that one uses
             add_libraries(libraries_used(name, ns))
             return

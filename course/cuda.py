@@ -267,6 +267,30 @@ class _StubKernel:
         raise NotImplementedYet(self.why)
 
 
+class CompileFailed:
+    """What the names of a %%cuda cell that did not compile are bound to (not left undefined, so a
+    test says "did not compile" rather than "run the cell first")."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.why = (f"`{name}`: its %%cuda cell did not compile; fix the errors shown under that cell "
+                    "and run it again")
+
+    def __call__(self, *args, **kwargs):
+        raise CudaCompileError(self.why)
+
+    def __repr__(self) -> str:
+        return f"<CUDA {self.name}: did not compile>"
+
+
+def names_defined(src: str) -> list[str]:
+    """Kernel and device-function names a source defines, read without compiling it."""
+    code = strip_comments(src)
+    kernels = re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
+                         r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", code)
+    return kernels + [n for n in find_device_functions(src) if n not in kernels]
+
+
 _DEVICE_FN = re.compile(r"__device__\b[^;{(]*?\b(\w+)\s*\(")
 _SERIAL = [0]
 

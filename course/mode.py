@@ -26,9 +26,10 @@ def _choose() -> str:
 
 
 MODE = _choose()
-# True while nbgrader autogrades: demo cells skip running the student's code (the grader
-# runs its own isolated checks), so a kernel that hangs costs only its checks.
-GRADING = os.environ.get("FLASHCOURSE_AUTOGRADE") == "1"
+# True only inside nbgrader's autograde pass, which sets NBGRADER_EXECUTION=autograde around the
+# execution of a submission (and nowhere else: not in a student's JupyterLab, not under Validate).
+# Demo cells then skip running the student's code (the grader runs its own isolated checks).
+GRADING = os.environ.get("NBGRADER_EXECUTION") == "autograde"
 GPU = MODE == "gpu"
 DEVICE = "cuda" if GPU else "cpu"
 

@@ -74,7 +74,8 @@ def _row_kind(case: Case, r: int) -> str:
     return f"row kind '{KINDS[r % len(KINDS)]}'" if case.kind == "adversarial" else "random row"
 
 
-def verify(out, ref, inputs, case: Case) -> list[str]:
+def verify(out, ref, inputs, case: Case, kernel: bool = True) -> list[str]:
+    """Problems of a softmax output; `kernel=False` words them for a NumPy function."""
     import torch
     if out is None:
         return ["nothing was returned"]
@@ -89,9 +90,12 @@ def verify(out, ref, inputs, case: Case) -> list[str]:
     nan = torch.isnan(yd)
     if nan.any():
         r, c = (int(i) for i in torch.nonzero(nan)[0])
-        return [f"y[{r}, {c}] is NaN ({int(nan.sum())} NaNs in all; {_row_kind(case, r)}): it was never "
-                "written (outputs start as NaN), or the kernel made a NaN (0/0 or inf/inf: did you "
-                "subtract the row max? e^(-inf - (-inf)) on a lane that has seen only -inf?)"]
+        where = f"y[{r}, {c}] is NaN ({int(nan.sum())} NaNs in all; {_row_kind(case, r)})"
+        if not kernel:
+            return [f"{where}: your function computed a NaN (0/0 or inf/inf: did you subtract the row "
+                    "max before exp? what is e^(x - max) for a row whose max is -inf?)"]
+        return [f"{where}: it was never written (outputs start as NaN), or the kernel made a NaN (0/0 or "
+                "inf/inf: did you subtract the row max? e^(-inf - (-inf)) on a lane that has seen only -inf?)"]
     err = (yd - ref).abs()
     tol = rtol * ref.abs() + atol
     bad = ~(err <= tol)  # NaN fails closed
@@ -132,7 +136,7 @@ register(Exercise(
     make_inputs=lambda case, shape, gen, device: make_inputs(case, shape, gen, "cpu"),
     reference=reference,
     run=_run_numpy,
-    verify=verify,
+    verify=lambda out, ref, inputs, case: verify(out, ref, inputs, case, kernel=False),
     solution="kernels_ref/ch01_softmax/safe_softmax.py",
     timeout_s={"cpu": 60, "gpu": 60},
 ))
