@@ -160,6 +160,10 @@ def main(argv=None) -> int:
     p.add_argument("nbgrader_args", nargs=argparse.REMAINDER)
     p = sub.add_parser("wheelhouse")
     p.add_argument("dest")
+    p = sub.add_parser("student-pack", help="a student distribution: no solutions, no hidden tests")
+    p.add_argument("dest")
+    p.add_argument("--tar", action="store_true", help="also write DEST.tar.gz")
+    p.add_argument("--force", action="store_true", help="replace an earlier pack in DEST")
     sub.add_parser("bench")
     a = ap.parse_args(argv)
     if a.cmd == "build":
@@ -174,6 +178,9 @@ def main(argv=None) -> int:
         return cmd_autograde(a.chapter, a.nbgrader_args, a.course_dir)
     if a.cmd == "wheelhouse":
         return cmd_wheelhouse(a.dest)
+    if a.cmd == "student-pack":
+        from .student_pack import main as student_pack
+        return student_pack(a.dest, tar=a.tar, force=a.force)
     if a.cmd == "bench":
         from kernels_ref.bench import main as bench_main
         sys.argv = ["kernels_ref.bench"]
