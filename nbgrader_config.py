@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.converters import GenerateAssignment  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties, CheckCellMetadata, ClearSolutions, Execute, IgnorePattern, LimitOutput,
+    AssignLatePenalties, CheckCellMetadata, ClearSolutions, IgnorePattern, LimitOutput,
     SaveAutoGrades)
 
 from autograder.nbgrader_plugins import ClearSolutionsCuda, IsolatedRegrade  # noqa: E402
@@ -25,9 +25,10 @@ c.GenerateAssignment.preprocessors = [
     ClearSolutionsCuda if p is ClearSolutions else p
     for p in GenerateAssignment.class_traits()["preprocessors"].default()
 ]
+# No Execute step: nbgrader would run the whole submission in this process's environment, with the
+# instructor's rights. IsolatedRegrade has the judge grade every check() on the solution cells, which
+# a sandboxed runner executes (autograder/runner.py, autograder/sandbox.py).
 c.Autograde.autograde_preprocessors = [
-    Execute, IsolatedRegrade, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    IsolatedRegrade, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,
 ]
-c.IsolatedRegrade.workers = int(os.environ.get("FLASHCOURSE_WORKERS", "2"))  # checks at once
-c.Execute.timeout = 600  # per cell; graded checks have their own, shorter timeouts

@@ -4,20 +4,18 @@ ClearSolutionsCuda: in %%cuda cells a solution region becomes a CUDA stub
     (`NOT_IMPLEMENTED();`), which the %%cuda magic reports as "not implemented yet"
     instead of handing NVRTC a Python `raise`.
 IsolatedRegrade: runs after nbgrader executes a submission. For every test cell that
-    calls `check(exercise, check)` it runs that check in a fresh worker process on the
-    notebook's own solution cells, and writes the verdict as the cell's output. The
-    grade therefore never depends on the state of the executed notebook: a crashed or
-    hung kernel, a monkeypatched torch or grader, costs only the checks it fails.
+    calls `check(exercise, check)` the judge (this process) runs that check on the
+    notebook's own solution cells, executed once in a warm runner process, and writes
+    the verdict as the cell's output. The grade never depends on the state of the
+    executed notebook, nor on anything the runner says: the judge makes the inputs and
+    references and verifies the outputs itself. A crash or hang costs only its checks.
 """
 from __future__ import annotations
 
 import ast
-from concurrent.futures import ThreadPoolExecutor
-
 import nbformat
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from nbgrader.utils import is_grade
-from traitlets import Integer
 
 CUDA_STUB = "// YOUR CODE HERE\nNOT_IMPLEMENTED();"
 
@@ -52,30 +50,45 @@ def check_calls(source: str) -> list[tuple[str, str]]:
 
 
 class IsolatedRegrade(NbGraderPreprocessor):
-    workers = Integer(2, help="checks run at once (timed checks always run alone)").tag(config=True)
+    """Grade a submission without executing it in nbgrader's process: the judge (this process) runs
+    every check() of the test cells on the solution cells, which a sandboxed runner executes once.
+    It replaces nbgrader's Execute step: under the solution cells it writes what they printed (or
+    why they failed) in the runner, under each test cell the verdict. A grade cell that is not a
+    check() call cannot be graded without executing it in nbgrader's process, so it scores zero
+    with a message saying so (every test cell of this course is a check() call)."""
 
     def preprocess(self, nb, resources):
         from .exercise import TIMED_CHECKS
-        from .runner import run_check
-        from .submission import cells_from_notebook
+        from .runner import Session
+        from .submission import solution_cells
 
-        cells = cells_from_notebook(nb)
+        from . import sandbox
+        ok, why = sandbox.status()
+        if not ok:
+            self.log.warning("flashcourse: NO SANDBOX around student code: %s", why)
+        pairs = solution_cells(nb)
         jobs = []
         for cell in nb.cells:
             if cell.cell_type == "code" and is_grade(cell):
-                calls = check_calls(cell.source)
-                if calls:
-                    jobs.append((cell, calls))
+                jobs.append((cell, check_calls(cell.source)))
         wanted = sorted({c for _, calls in jobs for c in calls})
-        quiet = [c for c in wanted if c[1] not in TIMED_CHECKS]
-        timed = [c for c in wanted if c[1] in TIMED_CHECKS]
+        # one warm runner executes the notebook's cells once and serves every check; timed checks last
+        order = [c for c in wanted if c[1] not in TIMED_CHECKS] + [c for c in wanted if c[1] in TIMED_CHECKS]
         results = {}
-        with ThreadPoolExecutor(max(1, self.workers)) as pool:
-            for c, r in zip(quiet, pool.map(lambda c: run_check(c[0], c[1], cells), quiet)):
-                results[c] = r
-        for c in timed:
-            results[c] = run_check(c[0], c[1], cells)
+        with Session([c for _, c in pairs]) as session:
+            for c in order:
+                results[c] = session.check(c[0], c[1])
+            feedback = session.cell_feedback()
+        for i, (nb_cell, _) in enumerate(pairs):
+            text = feedback.get(i, "")
+            nb_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)] if text else []
         for cell, calls in jobs:
+            if not calls:
+                msg = ("this test cell calls no check(): flashcourse grades test cells through check() only "
+                       "(nbgrader's Execute step is replaced by the isolated grader)")
+                cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=msg,
+                                                       traceback=[f"AssertionError: {msg}"])]
+                continue
             rs = [results[c] for c in calls]
             failed = [r for r in rs if not r.passed]
             for r in rs:

@@ -1,23 +1,32 @@
-"""Run a check in a fresh worker process with a timeout: a crash, a hang or a
-corrupted CUDA context costs that check and nothing else."""
+"""The judge's handle on a runner process: a warm child that executes one submission's cells once
+and then serves every check of it (autograder.worker), while the verdicts are decided here.
+
+A crash, a hang, an `os._exit` or a corrupted CUDA context costs the check it happened in; the
+next check gets a fresh runner. A cell that hangs or kills the process while the cells load costs
+the exercises that cell defines: the runner is restarted without it.
+"""
 from __future__ import annotations
 
-import json
 import os
 import secrets
+import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
 from course import mode
 
-from . import registry
-from .submission import Cell
-from .worker import RESULT_TAG
+from . import registry, sandbox, wire
+from .submission import Cell, defines
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CELL_TIMEOUT = {"cpu": 120.0, "gpu": 90.0}  # seconds one cell may take while a submission loads
+HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
+             "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
 
 
 @dataclass
@@ -29,46 +38,278 @@ class CheckResult:
     seconds: float
 
 
+class RunnerGone(Exception):
+    """The runner died or ran out of time; the message says which, for the student."""
+
+
+class RunnerFailed(Exception):
+    """The runner could not do what was asked (the submission raised, is not implemented, ...)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
 def _env() -> dict:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER", "JPY_", "JUPYTER"))}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["FLASHCOURSE_MODE"] = mode.MODE
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
 
+def _scratch() -> str:
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # buffers in memory where possible
+    return tempfile.mkdtemp(prefix="flashcourse-run-", dir=base)
+
+
+class _Process:
+    def __init__(self):
+        self.dir = _scratch()
+        self.log = tempfile.TemporaryFile("w+")
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        argv = sandbox.wrap([sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)], home=self.dir,
+                            hide=sandbox.hidden_paths(ROOT, os.getcwd()))
+        self.proc = subprocess.Popen(argv, pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.dir,
+                                     start_new_session=True)
+        os.close(req_r)
+        os.close(rep_w)
+        self.req, self.rep = req_w, rep_r
+
+    def send(self, msg: dict) -> None:
+        try:
+            wire.send(self.req, msg)
+        except (BrokenPipeError, OSError):
+            raise RunnerGone(self.death()) from None
+
+    def receive(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.rep], [], [], max(0.0, timeout))
+        if not ready:
+            raise TimeoutError
+        try:
+            return wire.receive(self.rep)
+        except EOFError:
+            raise RunnerGone(self.death()) from None
+        except (wire.WireError, ValueError) as e:
+            raise RunnerGone(f"the grader's process sent a malformed message ({str(e)[:200]})") from None
+
+    def tail(self, n: int = 8) -> str:
+        self.log.seek(0)
+        return "\n".join(self.log.read()[-20000:].strip().splitlines()[-n:])
+
+    def death(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = "no exit code" if code is None else f"signal {-code}" if code < 0 else f"exit code {code}"
+        tail = self.tail()
+        hint = " An illegal memory access: some thread read or wrote outside its tensor." \
+            if "illegal memory access" in tail or "illegal address" in tail else ""
+        return f"the grader's process died ({how}) while running your code.{hint}\n{tail}".strip()
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: children it started too
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        for fd in (self.req, self.rep):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def clear(self) -> None:
+        for name in os.listdir(self.dir):
+            if name.endswith(".bin"):
+                os.unlink(os.path.join(self.dir, name))
+
+
+class Session:
+    """One submission, one warm runner, any number of checks (each decided by the judge here)."""
+
+    def __init__(self, cells: list[Cell]):
+        self.cells = list(cells)
+        self.skipped: dict[int, str] = {}  # cells left out after they hung or killed the runner
+        self.proc: _Process | None = None
+        self.errors: list[dict] = []
+        self.tampered: list[dict] = []
+        self.printed: dict[int, str] = {}  # what each cell printed while it loaded (feedback only)
+        self.timed_out: dict[str, str] = {}  # exercise -> the check that ran out of time
+        self.n = 0
+
+    # -- the runner's life --
+    def _start(self) -> None:
+        while self.proc is None:
+            p = _Process()
+            p.send({"cells": [c.to_json() for c in self.cells], "dir": p.dir, "skip": sorted(self.skipped)})
+            current = None
+            limit = CELL_TIMEOUT[mode.MODE] * (2 if current is None else 1)  # the first includes imports
+            try:
+                while True:
+                    msg = p.receive(limit)
+                    if "cell" in msg and "loaded" not in msg:
+                        current, limit = int(msg["cell"]), CELL_TIMEOUT[mode.MODE]
+                        continue
+                    self.errors = [e for e in msg.get("errors", []) if isinstance(e, dict)]
+                    self.tampered = [t for t in msg.get("tampered", []) if isinstance(t, dict)]
+                    printed = msg.get("printed", {})
+                    self.printed = {int(k): str(v)[:4000] for k, v in printed.items()
+                                    if str(k).isdigit()} if isinstance(printed, dict) else {}
+                    self.proc = p
+                    break
+            except (TimeoutError, RunnerGone) as e:
+                why = (f"it did not finish in {limit:.0f} s: {HANG_HINT}" if isinstance(e, TimeoutError)
+                       else str(e))
+                p.kill()
+                if current is None or current in self.skipped or not 0 <= current < len(self.cells):
+                    raise RunnerGone(f"the grader could not start your code: {why}") from None
+                self.skipped[current] = f"cell {self.cells[current].origin or current} stopped the grader: {why}"
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.send({"op": "quit"})
+            except RunnerGone:
+                pass
+            self.proc.kill()
+            self.proc = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- what the judge asks --
+    def request(self, op: str, ex, inputs: dict, deadline: float, **extra) -> dict:
+        p = self.proc
+        self.n += 1
+        p.clear()
+        msg = {"op": op, "exercise": ex.id, "n": self.n, "inputs": wire.encode(inputs, p.dir, f"i{self.n}_"),
+               **extra}
+        p.send(msg)
+        try:
+            reply = p.receive(deadline - time.monotonic())
+        except TimeoutError:
+            raise TimeoutError from None
+        if not reply.get("ok"):
+            raise RunnerFailed(str(reply.get("kind", "raised")), str(reply.get("message", ""))[:8000])
+        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE),
+               "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
+               "guards": []}
+        for g in reply.get("guards", []):
+            if not (isinstance(g, dict) and isinstance(g.get("n"), int) and isinstance(g.get("canary"), (int, float))):
+                raise RunnerGone("the grader's process sent a malformed guard description")
+            out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE), g["n"], float(g["canary"])))
+        for k in ("measure", "peaks"):
+            if isinstance(reply.get(k), dict):
+                out[k] = reply[k]
+        return out
+
+    def cell_feedback(self) -> dict[int, str]:
+        """Per cell: what it printed, or why it failed, when the runner executed it (feedback only)."""
+        try:
+            self._start()
+        except RunnerGone as e:
+            return {i: str(e) for i in range(len(self.cells))}
+        out = dict(self.printed)
+        for e in self.errors:
+            i = e.get("cell")
+            if isinstance(i, int):
+                out[i] = out.get(i, "") + f"this cell raised while grading: {e.get('message', '')}\n"
+        for i, why in self.skipped.items():
+            out[i] = out.get(i, "") + why + "\n"
+        return out
+
+    def _load_problem(self, ex) -> str | None:
+        """What stops an exercise before any check: its own cell failed, hung or tampered."""
+        for i, why in sorted(self.skipped.items()):
+            if defines(self.cells[i], ex.entry):
+                return why
+        for e in self.errors:
+            i = e.get("cell")
+            if isinstance(i, int) and 0 <= i < len(self.cells) and defines(self.cells[i], ex.entry):
+                return str(e.get("message", ""))
+        any_defines = any(defines(c, ex.entry) for c in self.cells)
+        for t in self.tampered:
+            if set(map(str, t.get("names", []))) & set(ex.entry) or not any_defines:
+                changed = ", ".join(sorted(set(map(str, t.get("changed", []))))[:5])
+                return (f"your code replaced {changed}: submissions may not monkeypatch torch, numpy or the "
+                        "grader (put back; this check fails)")
+        return None
+
+    def check(self, exercise_id: str, check: str, *, seed: int | None = None,
+              timeout: float | None = None) -> CheckResult:
+        from .grading import Failure, run_check
+        ex = registry.get(exercise_id)
+        if check not in ex.checks:
+            raise KeyError(f"{exercise_id} has no check {check!r}; it has {', '.join(ex.checks)}")
+        seed = secrets.randbelow(2**31) if seed is None else seed  # the judge's secret: never sent
+        timeout = timeout or ex.timeout_s[mode.MODE]
+        t0 = time.monotonic()
+
+        def result(passed: bool, message: str) -> CheckResult:
+            return CheckResult(exercise_id, check, passed, message, time.monotonic() - t0)
+
+        if exercise_id in self.timed_out:  # a hang there would cost another full timeout for nothing
+            return result(False, f"not run: the {self.timed_out[exercise_id]} check of this exercise timed out "
+                                 f"({HANG_HINT})")
+        try:
+            self._start()
+        except RunnerGone as e:
+            return result(False, str(e))
+        problem = self._load_problem(ex)
+        if problem:
+            return result(False, problem)
+        deadline = t0 + timeout
+        try:
+            summary = run_check(ex, check, _Remote(self, deadline), seed)
+        except Failure as e:
+            return result(False, f"{e} (seed {seed})")
+        except RunnerFailed as e:
+            message = str(e)
+            if e.kind == "missing":
+                message += "".join(f"; cell {self.cells[x['cell']].origin} failed: {x.get('message', '')[:300]}"
+                                   for x in self.errors if isinstance(x.get("cell"), int)
+                                   and 0 <= x["cell"] < len(self.cells))
+            return result(False, message)
+        except TimeoutError:
+            self.proc.kill()
+            self.proc = None
+            self.timed_out[exercise_id] = check
+            return result(False, f"timed out after {timeout:.0f} s and was stopped: {HANG_HINT}")
+        except RunnerGone as e:
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc = None
+            return result(False, str(e))
+        return result(True, summary)
+
+
+class _Remote:
+    """The runner operations of autograder.grading, carried out by a Session's process."""
+
+    def __init__(self, session: Session, deadline: float):
+        self.s, self.deadline = session, deadline
+
+    def run(self, ex, inputs, do_audit):
+        return self.s.request("run", ex, inputs, self.deadline, audit=bool(do_audit))
+
+    def bench(self, ex, inputs, shape, audited=True):
+        return self.s.request("bench", ex, inputs, self.deadline, shape=list(shape), audit=bool(audited))
+
+    def memory(self, ex, inputs):
+        return self.s.request("memory", ex, inputs, self.deadline)
+
+
 def run_check(exercise_id: str, check: str, cells: list[Cell], *, seed: int | None = None,
               timeout: float | None = None) -> CheckResult:
-    ex = registry.get(exercise_id)
-    if check not in ex.checks:
-        raise KeyError(f"{exercise_id} has no check {check!r}; it has {', '.join(ex.checks)}")
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    timeout = timeout or ex.timeout_s[mode.MODE]
-    job = json.dumps({"exercise": exercise_id, "check": check, "seed": seed,
-                      "cells": [c.to_json() for c in cells]})
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "autograder.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                            cwd=ROOT, start_new_session=True)
-    try:
-        out, err = proc.communicate(job, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return CheckResult(exercise_id, check, False,
-                           f"timed out after {timeout:.0f} s and was stopped: an endless loop (a loop bound "
-                           "that never grows? a mask that never ends the loop?), a deadlock (a "
-                           "__syncthreads() or a shuffle that not every named thread reaches), or a "
-                           "kernel far too slow", time.perf_counter() - t0)
-    took = time.perf_counter() - t0
-    for line in reversed(out.splitlines()):
-        if line.startswith(RESULT_TAG):
-            r = json.loads(line[len(RESULT_TAG):])
-            return CheckResult(exercise_id, check, r["passed"], r["message"], took)
-    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
-    tail = "\n".join((err or out).strip().splitlines()[-8:])
-    hint = ""
-    if "illegal memory access" in (err + out) or "illegal address" in (err + out):
-        hint = " An illegal memory access: some thread read or wrote outside its tensor."
-    return CheckResult(exercise_id, check, False,
-                       f"the grader's process died ({how}) while running your code.{hint}\n{tail}", took)
+    """One check in a runner of its own (a live check() in a notebook; tests)."""
+    with Session(cells) as s:
+        return s.check(exercise_id, check, seed=seed, timeout=timeout)

@@ -44,14 +44,19 @@ def cell_from_text(source: str, origin: str = "") -> Cell:
     return Cell("python", source, origin)
 
 
-def cells_from_notebook(nb) -> list[Cell]:
-    """The solution cells of an nbgrader notebook (nbformat node), in order."""
-    cells = []
+def solution_cells(nb) -> list[tuple]:
+    """(notebook cell, Cell) for the solution cells of an nbgrader notebook (nbformat node), in order."""
+    out = []
     for i, c in enumerate(nb.cells):
         meta = c.get("metadata", {}).get("nbgrader", {})
         if c.cell_type == "code" and meta.get("solution") and not meta.get("grade"):
-            cells.append(cell_from_text(c.source, meta.get("grade_id", f"cell {i}")))
-    return cells
+            out.append((c, cell_from_text(c.source, meta.get("grade_id", f"cell {i}"))))
+    return out
+
+
+def cells_from_notebook(nb) -> list[Cell]:
+    """The solution cells of an nbgrader notebook (nbformat node), in order."""
+    return [c for _, c in solution_cells(nb)]
 
 
 def cells_from_files(paths) -> list[Cell]:
@@ -147,7 +152,7 @@ def _strip_magics(src: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.split("\n"))
 
 
-def load(cells: list[Cell], workdir: str, after_cell=None, errors: list | None = None) -> dict:
+def load(cells: list[Cell], workdir: str, after_cell=None, errors: list | None = None, before_cell=None) -> dict:
     """Execute the cells in a fresh namespace; each Python cell lives in its own file
     so that tracebacks and Triton's inspect.getsource find its lines.
     after_cell(cell, names), if given, runs after each cell with the names it (re)bound.
@@ -159,6 +164,8 @@ def load(cells: list[Cell], workdir: str, after_cell=None, errors: list | None =
     exec(compile(SETUP, "<setup>", "exec"), ns)
     for i, cell in enumerate(cells):
         before = {k: id(v) for k, v in ns.items()}
+        if before_cell is not None:
+            before_cell(cell)
         try:
             _exec_cell(i, cell, ns, workdir, run_cell)
         except Exception as e:
@@ -179,7 +186,7 @@ def defines(cell: Cell, names) -> bool:
 
 def _exec_cell(i: int, cell: Cell, ns: dict, workdir: str, run_cell) -> None:
     if cell.kind == "cuda":
-        run_cell(cell.source, ns)
+        print(run_cell(cell.source, ns).summary())  # what the %%cuda magic shows under the cell
         return
     path = os.path.join(workdir, f"cell{i}_{''.join(ch for ch in cell.origin if ch.isalnum() or ch == '_')}.py")
     src = _strip_magics(cell.source)

@@ -13,7 +13,7 @@ WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.t
            "autograder.exercises.ch02_reductions", "autograder.exercises.ch03_online_softmax",
            "autograder.exercises.ch04_flash_attention",
            "autograder.exercises.ch05_fused_norms", "tracemalloc",
-           "autograder.submission", "autograder.worker")
+           "autograder.submission", "autograder.worker", "autograder.execute", "autograder.wire", "json")
 
 
 class Tampered(Exception):

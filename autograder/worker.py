@@ -1,29 +1,52 @@
-"""One graded check in a fresh process: `python -m autograder.worker < job.json`.
+"""The runner: `python -m autograder.worker REQUEST_FD REPLY_FD` (untrusted: it runs student code).
 
-The job: {"exercise", "check", "cells", "seed"}. The last line of stdout is
-RESULT_TAG followed by {"passed", "message"}. Everything the submission prints
-stays in this process's output, which the parent shows only on failure.
+It executes a submission's cells once, in order, then serves the judge's requests on a private
+pair of pipes until told to quit: run the exercise on inputs the judge sent (raw buffers in a
+shared directory), time it, or watch its allocations. It answers with output buffers and
+measurements; it never sees a seed, a reference or a threshold, and decides nothing. Whatever
+the submission prints stays in this process's log, which the judge shows only as feedback.
+
+Messages (autograder.wire): first {"cells": [...], "dir": D} -> progress {"cell": i} before each
+cell, then {"loaded": true, "errors": [...], "tampered": [...]}; then any number of
+{"op": "run"|"bench"|"memory", "exercise", "inputs", ...} -> {"ok": true, "out", "guards", ...}
+or {"ok": false, "kind", "message"}; {"op": "quit"} ends it.
 """
 from __future__ import annotations
 
-import json
+import io
+import os
 import sys
-import tempfile
 import traceback
 
-RESULT_TAG = "@@flashcourse-result@@"
 
-
-def _emit(passed: bool, message: str) -> None:
-    sys.stdout.flush()
-    sys.__stdout__.write(f"\n{RESULT_TAG}{json.dumps({'passed': passed, 'message': message})}\n")
-    sys.__stdout__.flush()
-
-
-def _user_frames(tb) -> str:
+def _user_frames(e: BaseException) -> str:
     """The part of a traceback that lies in the submission's cells."""
-    lines = [ln for ln in traceback.format_exception(tb) if "/cell" in ln or not ln.startswith("  File")]
+    lines = [ln for ln in traceback.format_exception(e) if "/cell" in ln or not ln.startswith("  File")]
     return "".join(lines[-6:]).strip()
+
+
+def describe(e: BaseException) -> tuple[str, str]:
+    """(kind, message) of an exception, as feedback to the student."""
+    from autograder.execute import Failure
+    from autograder.submission import MissingName
+    from autograder.tamper import Tampered
+    from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
+    if isinstance(e, Failure):
+        return "failure", str(e)
+    if isinstance(e, Tampered):
+        return "tampered", str(e)
+    if isinstance(e, (NotImplementedYet, NotImplementedError)):
+        return "not_implemented", (f"not implemented yet: {e}" if str(e) and "not implemented" not in str(e)
+                                   else str(e) or "not implemented yet: replace `raise NotImplementedError()` "
+                                   "with your code")
+    if isinstance(e, CudaCompileError):
+        return "compile", f"CUDA compile error:\n{e}"
+    if isinstance(e, (NeedsGPU, MissingName)):
+        return "missing", str(e)
+    frames = _user_frames(e)  # they end with the exception's own line: say it once
+    if f"{type(e).__name__}: " in frames or frames.endswith(type(e).__name__):
+        return "raised", f"your code raised {type(e).__name__}:\n{frames}"
+    return "raised", f"your code raised {type(e).__name__}: {e}\n{frames}".strip()
 
 
 def _guarded(run, snap):
@@ -37,63 +60,116 @@ def _guarded(run, snap):
     return guarded
 
 
-def main() -> int:
-    job = json.load(sys.stdin)
-    from autograder import registry
-    from autograder.grading import Failure, run_check
-    from autograder.submission import Cell, MissingName, defines, load
-    from autograder.tamper import Snapshot, Tampered
-    from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
+class _Forbidden:
+    """An import hook: the instructor's reference kernels and known-wrong submissions are not for
+    submissions (the sandbox also hides their files; this stops the plain `import` without one)."""
+    PREFIXES = ("kernels_ref", "autograder.submissions", "autograder.validate", "autograder.cli")
 
-    ex = registry.get(job["exercise"])
-    import torch._dynamo  # noqa: F401  (imported lazily by the grader's audit; it rewraps torch.manual_seed)
+    def find_spec(self, name, path=None, target=None):
+        if any(name == p or name.startswith(p + ".") for p in self.PREFIXES):
+            raise ImportError(f"{name} is not available to submissions")
+        return None
+
+
+def _load(hello: dict, reply_fd: int):
+    from autograder import registry, wire
+    from autograder.submission import Cell, load
+    from autograder.tamper import Snapshot
+    import torch._dynamo  # noqa: F401  (imported lazily by the audit; it rewraps torch.manual_seed)
     import torch.profiler  # noqa: F401
     import torch.utils._python_dispatch  # noqa: F401
     import triton.language  # noqa: F401
+    registry.all_exercises()
+    for name in [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in _Forbidden.PREFIXES)]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _Forbidden())
     snap = Snapshot()  # before any of the submission's code runs
-    with tempfile.TemporaryDirectory(prefix="flashcourse-") as tmp:
-        try:
-            tampered: list[str] = []
+    cells = [Cell(**c) for c in hello["cells"]]
+    skip = set(hello.get("skip", []))
+    tampered: list[dict] = []
+    index = {id(c): i for i, c in enumerate(cells)}
 
-            def after_cell(cell, names):  # tampering counts against the exercise whose cell did it
-                changed = snap.restore()
-                if changed and (set(names) & set(ex.entry) or not cells_define(ex.entry)):
-                    tampered.extend(changed)
+    printed: dict[int, str] = {}
+    real = sys.stdout
 
-            cells = [Cell(**c) for c in job["cells"]]
-            cells_define = lambda names: any(defines(c, names) for c in cells)  # noqa: E731
-            errors: list = []  # cells that raised: they cost only the exercises that need them
-            ns = load(cells, tmp, after_cell=after_cell, errors=errors)
-            own = [e for c, e in errors if defines(c, ex.entry)]
-            if own:
-                raise own[0]
-            if tampered:
-                raise Tampered(f"your code replaced {', '.join(sorted(set(tampered))[:5])}: submissions may "
-                               "not monkeypatch torch, numpy or the grader (put back; this check fails)")
-            ex.run = _guarded(ex.run, snap)
-            missing = [n for n in ex.entry if n not in ns]
-            if missing:
-                why = "".join(f"; cell {c.origin} failed: {type(e).__name__}: {str(e)[:300]}" for c, e in errors)
-                raise MissingName(f"the submission does not define {', '.join(missing)}{why}")
-            summary = run_check(ex, job["check"], ns, int(job["seed"]))
-        except Failure as e:
-            _emit(False, f"{e} (seed {job['seed']})")
-        except Tampered as e:
-            _emit(False, str(e))
-        except (NotImplementedYet, NotImplementedError) as e:
-            _emit(False, f"not implemented yet: {e}" if str(e) else
-                  "not implemented yet: replace `raise NotImplementedError()` with your code")
-        except CudaCompileError as e:
-            _emit(False, f"CUDA compile error:\n{e}")
-        except NeedsGPU as e:
-            _emit(False, str(e))
-        except MissingName as e:
-            _emit(False, str(e))
-        except BaseException as e:  # the submission raised: show where, in its own cells
-            _emit(False, f"your code raised {type(e).__name__}: {e}\n{_user_frames(e)}")
+    def before_cell(cell):
+        wire.send(reply_fd, {"cell": index[id(cell)]})
+        sys.stdout = io.StringIO()  # what the cell prints: shown under it in the graded notebook
+
+    def after_cell(cell, names):
+        text, sys.stdout = sys.stdout.getvalue() if isinstance(sys.stdout, io.StringIO) else "", real
+        real.write(text)
+        if text:
+            printed[index[id(cell)]] = text[:4000]
+        changed = snap.restore()
+        if changed:
+            tampered.append({"cell": index[id(cell)], "names": names[:50], "changed": changed[:20]})
+
+    errors: list = []
+    run = [c for i, c in enumerate(cells) if i not in skip]
+    ns = load(run, hello["dir"], after_cell=after_cell, errors=errors, before_cell=before_cell)
+    sys.stdout = real
+    errs = [{"cell": index[id(c)], "kind": describe(e)[0], "message": describe(e)[1][:4000]} for c, e in errors]
+    return ns, snap, errs, tampered, printed
+
+
+def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
+    from autograder import execute, registry, wire
+    from course import mode
+    ex = registry.get(str(req["exercise"]))
+    inputs = wire.decode(req["inputs"], directory, mode.DEVICE)
+    execute.precheck(ex, ns)
+    missing = [n for n in ex.entry if n not in ns]
+    if missing:
+        from autograder.submission import MissingName
+        raise MissingName(f"the submission does not define {', '.join(missing)}")
+    bare = ex.run
+    ex.run = _guarded(bare, snap)
+    try:
+        op = req["op"]
+        if op == "run":
+            r = execute.op_run(ex, ns, inputs, bool(req.get("audit")))
+        elif op == "bench":
+            r = execute.op_bench(ex, ns, inputs, tuple(req["shape"]), bool(req.get("audit", True)))
+        elif op == "memory":
+            r = execute.op_memory(ex, ns, inputs)
         else:
-            _emit(True, summary)
-    return 0
+            raise ValueError(f"unknown op {op!r}")
+    finally:
+        ex.run = bare
+    tag = f"r{req.get('n', 0)}_"
+    out = {"ok": True, "out": wire.encode(r["out"], directory, tag + "o"), "audit": r.get("audit"),
+           "guards": [{"buf": wire.encode(b, directory, f"{tag}g{i}_"), "n": n, "canary": c}
+                      for i, (b, n, c) in enumerate(r["guards"])]}
+    for k in ("measure", "peaks"):
+        if k in r:
+            out[k] = r[k]
+    return out
+
+
+def main() -> int:
+    from autograder import wire
+    req_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
+    for fd in (req_fd, reply_fd):
+        os.set_inheritable(fd, False)  # a process the submission starts does not get the channel
+    hello = wire.receive(req_fd)
+    ns, snap, errors, tampered, printed = _load(hello, reply_fd)
+    wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered,
+                         "printed": {str(k): v for k, v in printed.items()}})
+    while True:
+        try:
+            req = wire.receive(req_fd)
+        except EOFError:
+            return 0
+        if req.get("op") == "quit":
+            return 0
+        try:
+            reply = _serve(req, ns, snap, hello["dir"])
+        except BaseException as e:  # the submission (or its absence) failed: say what, as feedback
+            kind, message = describe(e)
+            reply = {"ok": False, "kind": kind, "message": message[:8000]}
+        sys.stdout.flush()
+        wire.send(reply_fd, reply)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ import torch
 
 from autograder import registry
 from autograder.exercises import ch01_softmax as sm
-from autograder.grading import Failure, Outputs, audit, run_check
+from autograder.execute import Outputs, audit
+from autograder.grading import Failure, run_check
 from autograder.runner import run_check as run_isolated
 from autograder.submission import Cell, MissingName, cells_from_namespace, load
 

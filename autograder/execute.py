@@ -1,0 +1,281 @@
+"""The runner's side of a check: run the submission on inputs the judge made, and report facts.
+
+Nothing here decides a grade. Each operation returns the outputs (and the whole guarded
+buffers they live in) for the judge (autograder.grading) to verify, plus measurements
+(audit findings, timings, allocation peaks) that the judge compares with its thresholds.
+
+Outputs are allocated inside a larger buffer: the output itself is poisoned with NaN before
+every launch (unwritten elements fail) and the guard zones on either side hold a canary
+(out-of-bounds writes fail; the judge checks them).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from course import mode
+
+from .exercise import Exercise
+
+GUARD = 4096  # elements on each side of an output
+CANARY = 1234.5
+
+
+class Failure(AssertionError):
+    pass
+
+
+class Outputs:
+    """Factory for poisoned, guarded output tensors."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.made: list[tuple] = []
+
+    def tensor(self, shape, dtype):
+        import torch
+        n = int(np.prod(shape))
+        with _grader_ops():  # as stored in dtype (1234.5 is 1232 in bf16; fp8 e4m3 tops out at 448: 224)
+            canary = torch.tensor(min(CANARY, float(torch.finfo(dtype).max) / 2), dtype=dtype).float().item()
+            buf = torch.full((n + 2 * GUARD,), canary, dtype=dtype, device=self.device)
+            out = buf[GUARD:GUARD + n].view(shape)
+            out.fill_(float("nan"))
+        self.made.append((buf, n, canary))
+        return out
+
+    def check_guards(self) -> None:
+        check_guards(self.made)
+
+
+def check_guards(made) -> None:
+    """(buffer, n, canary) triples: the zones either side of each output must hold the canary."""
+    for buf, n, canary in made:
+        if buf.numel() != n + 2 * GUARD:
+            raise Failure(f"a guarded buffer came back with {buf.numel()} elements, not {n + 2 * GUARD}")
+        zones = (("before", buf[:GUARD]), ("after", buf[GUARD + n:]))
+        for where, zone in zones:
+            hit = (zone.float() != canary).nonzero()
+            if len(hit):
+                raise Failure(
+                    f"out-of-bounds write: {len(hit)} element(s) written just {where} the output "
+                    f"tensor ({n} elements); check your masks and index bounds")
+
+
+# aten ops a wrapper may run besides its own kernels: allocation, views, copies.
+_ALLOWED_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "fill_", "zero_", "copy_", "_to_copy", "clone", "detach", "alias", "view", "_unsafe_view",
+    "reshape", "as_strided", "contiguous", "t", "transpose", "permute", "expand", "slice", "select",
+    "unsqueeze", "squeeze", "flatten", "lift_fresh", "_local_scalar_dense", "is_same_size", "numel",
+    "sym_size", "sym_stride", "sym_numel", "stride", "size", "dim", "resize_", "set_", "unfold",
+}
+
+
+_GRADER = {"depth": 0}
+
+
+@contextlib.contextmanager
+def _grader_ops():
+    """Torch ops the grader itself runs inside an audited call are not the student's."""
+    _GRADER["depth"] += 1
+    try:
+        yield
+    finally:
+        _GRADER["depth"] -= 1
+
+
+@contextlib.contextmanager
+def audit_torch_ops(found: list):
+    """Record torch operators that compute (anything beyond allocation and views)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Audit(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.__name__.split(".")[0]
+            if name not in _ALLOWED_OPS and not _GRADER["depth"]:
+                found.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Audit():
+        yield
+
+
+def gpu_kernels_run(fn) -> list[str]:
+    """Names of the GPU kernels that fn() launched, from the profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = []
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            names.append(e.name)
+    return names
+
+
+def _own_kernel_names(ex: Exercise, ns: dict) -> set[str]:
+    """Kernels the submission defines: Triton functions and CUDA kernels in its namespace."""
+    from course.cuda import CudaKernel
+    names = set(ex.harness_kernels)
+    for k, v in ns.items():
+        if isinstance(v, CudaKernel):
+            names.add(v.name)
+        elif type(v).__name__ in ("JITFunction", "InterpretedFunction"):
+            names.add(getattr(getattr(v, "fn", None), "__name__", k))
+    return names
+
+
+def audit(ex: Exercise, ns: dict, call) -> None:
+    """The grader's run of the submission may use only the submission's kernels."""
+    ops: list[str] = []
+    with audit_torch_ops(ops):
+        call()
+    if ops:
+        uniq = sorted(set(ops))
+        raise Failure(f"your code computed with PyTorch ({', '.join(uniq[:6])}): the exercise asks for "
+                      "your own kernel to do the work; allocate and launch only")
+    if mode.GPU and ex.kind in ("triton", "cuda"):
+        own = _own_kernel_names(ex, ns)
+        ran = gpu_kernels_run(call)
+        foreign = sorted({k for k in ran if k and not any(k.startswith(o) for o in own)})
+        if foreign:
+            raise Failure(f"GPU kernels that are not yours ran: {', '.join(foreign[:4])}; "
+                          "the exercise asks for your own kernel to do the work")
+        if not ran:
+            raise Failure("no GPU kernel ran: the output must come from a kernel")
+
+
+def precheck(ex: Exercise, ns: dict) -> None:
+    """Raise what a student should read first: a stub still in place, a name not defined."""
+    from course.cuda import DeviceFunction, _StubKernel
+    from course.errors import NotImplementedYet
+    for name in ex.entry:
+        obj = ns.get(name)
+        if isinstance(obj, _StubKernel):
+            raise NotImplementedYet(obj.why)
+        if isinstance(obj, DeviceFunction) and not obj.implemented:
+            raise NotImplementedYet(f"CUDA device function {name} is not implemented yet (or calls one "
+                                    "that is not): replace NOT_IMPLEMENTED() with your code")
+
+
+def _sync() -> None:
+    if mode.GPU:
+        import torch
+        torch.cuda.synchronize()
+
+
+def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:
+    """One run on the judge's inputs: the output, its guarded buffers, and what the audit saw."""
+    outs = Outputs(mode.DEVICE)
+    out = ex.run(ns, inputs, outs)
+    _sync()
+    found = None
+    if do_audit:  # the same call again, output reused, so that only the submission's work is seen
+        try:
+            audit(ex, ns, lambda: ex.run(ns, inputs, _Reuse(out)))
+        except Failure as e:
+            found = str(e)
+        _sync()
+    return {"out": out, "guards": outs.made, "audit": found}
+
+
+def op_bench(ex: Exercise, ns: dict, inputs: dict, shape, audited: bool = True) -> dict:
+    """Time the submission next to its roofline measured in the same process: a copy of as many
+    bytes (bandwidth), or PyTorch's op on the same inputs (throughput). The output is allocated
+    once (guarded), poisoned, then overwritten by every timed run: the judge verifies it after."""
+    from course import timing
+    import torch
+    b = ex.bench
+    outs = Outputs("cuda")
+    held = {}
+    run = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the runner's tamper check is not timed
+
+    def call():
+        held["out"] = run(ns, inputs, outs if "out" not in held else _Reuse(held["out"]))
+
+    held["out"] = ex.run(ns, inputs, outs)  # the first run goes through the runner's guard
+    found = None
+    if audited:
+        try:
+            audit(ex, ns, call)
+        except Failure as e:
+            found = str(e)
+    held["out"].fill_(float("nan"))
+    if b.flops is None:
+        nbytes = b.nbytes(shape)
+        roof = lambda: timing.copy_gbps(nbytes)  # noqa: E731
+    else:
+        base = b.baseline(inputs)
+        roof = lambda: b.flops(shape, b.kind) / (timing.bench(base) * 1e-3) / 1e12  # noqa: E731
+    before = roof()  # the roofline is the better of two measurements around the kernel:
+    torch.cuda.synchronize()  # one slow run of it must not make the kernel look faster
+    ms = timing.bench(call)
+    best = max(before, roof())
+    getattr(ex.run, "tamper_check", lambda: None)()
+    m = {"ms": ms, "device": torch.cuda.get_device_name(), "roof": best}
+    return {"out": held["out"], "guards": outs.made, "audit": found, "measure": m}
+
+
+def op_memory(ex: Exercise, ns: dict, inputs: dict) -> dict:
+    """Run once (the output the judge verifies), then again watching allocations: tensors made by
+    torch ops, the GPU's allocated-memory peak, and NumPy's allocations via tracemalloc."""
+    import tracemalloc
+    outs = Outputs(mode.DEVICE)
+    out = ex.run(ns, inputs, outs)
+    _sync()
+    seen = {"bytes": 0}
+    if mode.GPU:
+        import torch
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+    tracemalloc.start()
+    stopped = False
+    try:
+        with largest_allocation(seen):
+            ex.run(ns, inputs, _Reuse(out))
+        stopped = not tracemalloc.is_tracing()
+        traced = 0 if stopped else tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    peaks = {"largest tensor": seen["bytes"], "NumPy/Python peak": traced}
+    if mode.GPU:
+        torch.cuda.synchronize()
+        peaks["GPU memory peak"] = torch.cuda.max_memory_allocated() - before
+    return {"out": out, "guards": outs.made, "peaks": peaks,
+            "audit": "your code stopped the grader's allocation tracing (tracemalloc)" if stopped else None}
+
+@contextlib.contextmanager
+def largest_allocation(seen: dict):
+    """seen["bytes"]: the largest tensor any torch op made inside (the grader's own excepted)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    import torch
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if not _GRADER["depth"]:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor):
+                        seen["bytes"] = max(seen["bytes"], t.numel() * t.element_size())
+            return out
+
+    with Watch():
+        yield
+
+
+class _Reuse:
+    """An Outputs stand-in that hands back the same (already guarded) tensors, in the order the run
+    asked for them (a run that returns a dict or tuple of outputs gets each back in turn)."""
+
+    def __init__(self, t):
+        self.items = list(t.values()) if isinstance(t, dict) else list(t) if isinstance(t, (tuple, list)) else [t]
+        self.i = 0
+
+    def tensor(self, shape, dtype):
+        t = self.items[self.i % len(self.items)]
+        self.i += 1
+        return t

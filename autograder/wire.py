@@ -1,0 +1,148 @@
+"""What crosses between the judge and a runner: JSON messages and raw buffers, nothing executable.
+
+Values are encoded as JSON-safe trees: numbers, strings, booleans, None and lists as they are;
+tensors and arrays as {"buf": FILE, "lib": "torch"|"numpy", "dtype": NAME, "shape": [...]}, their
+bytes written raw to FILE in a directory both sides can see. Decoding never unpickles or executes:
+a dtype must be on a fixed list, a shape must match the file's size, and a message is capped.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+# Bound at import, before any submission runs in a runner: replacing json.dumps or os.write later
+# (an attack that makes every message say "passed") does not change what the runner sends.
+_dumps, _loads, _write, _read = json.dumps, json.loads, os.write, os.read
+
+MAX_MESSAGE = 1 << 20  # bytes: a message larger than this is a broken (or hostile) runner
+MAX_BUFFER = 1 << 32   # bytes in one buffer
+
+_TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64",
+                 "int32", "int16", "int8", "uint8", "bool")
+_NUMPY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+class WireError(ValueError):
+    """A message or buffer that does not follow the schema."""
+
+
+def encode(value, directory: str, prefix: str) -> object:
+    """A JSON-safe tree for `value`; tensors and arrays go to raw files in `directory`."""
+    counter = [0]
+
+    def enc(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, (list, tuple)):
+            return {"list": [enc(x) for x in v]}
+        if isinstance(v, dict):
+            return {"dict": {str(k): enc(x) for k, x in v.items()}}
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v)
+            name = f"{prefix}{counter[0]}.bin"
+            counter[0] += 1
+            a.tofile(os.path.join(directory, name))
+            return {"buf": name, "lib": "numpy", "dtype": str(a.dtype), "shape": list(a.shape)}
+        import torch
+        if isinstance(v, torch.Tensor):
+            t = v.detach().contiguous().cpu()
+            name = f"{prefix}{counter[0]}.bin"
+            counter[0] += 1
+            t.view(torch.uint8).numpy().tofile(os.path.join(directory, name)) if t.numel() else \
+                open(os.path.join(directory, name), "wb").close()
+            return {"buf": name, "lib": "torch", "dtype": str(t.dtype).removeprefix("torch."),
+                    "shape": list(t.shape)}
+        raise WireError(f"cannot send a {type(v).__name__}")
+
+    return enc(value)
+
+
+def decode(tree, directory: str, device: str = "cpu"):
+    """The value a tree stands for; tensors land on `device`."""
+    def dec(v, depth=0):
+        if depth > 20:
+            raise WireError("nesting too deep")
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if not isinstance(v, dict) or len(v) == 0:
+            raise WireError(f"unexpected {type(v).__name__} in a message")
+        if "list" in v:
+            if not isinstance(v["list"], list):
+                raise WireError("list expected")
+            return [dec(x, depth + 1) for x in v["list"]]
+        if "dict" in v:
+            if not isinstance(v["dict"], dict):
+                raise WireError("dict expected")
+            return {str(k): dec(x, depth + 1) for k, x in v["dict"].items()}
+        if "buf" in v:
+            return _buffer(v, directory, device)
+        raise WireError(f"unknown entry {sorted(v)[:3]}")
+
+    return dec(tree)
+
+
+def _buffer(v: dict, directory: str, device: str):
+    name, lib, dtype, shape = v.get("buf"), v.get("lib"), v.get("dtype"), v.get("shape")
+    if not (isinstance(name, str) and name == os.path.basename(name) and name.endswith(".bin")):
+        raise WireError(f"bad buffer name {name!r}")
+    if not (isinstance(shape, list) and all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
+        raise WireError(f"bad shape {shape!r}")
+    path = os.path.join(directory, name)
+    size = os.path.getsize(path)
+    if size > MAX_BUFFER:
+        raise WireError(f"buffer {name} too large ({size} bytes)")
+    n = int(np.prod(shape)) if shape else 1
+    if lib == "numpy":
+        if dtype not in _NUMPY_DTYPES:
+            raise WireError(f"dtype {dtype!r} not allowed")
+        if size != n * np.dtype(dtype).itemsize:
+            raise WireError(f"buffer {name}: {size} bytes for shape {shape} {dtype}")
+        return np.fromfile(path, dtype=dtype).reshape(shape)
+    if lib == "torch":
+        import torch
+        if dtype not in _TORCH_DTYPES:
+            raise WireError(f"dtype {dtype!r} not allowed")
+        dt = getattr(torch, dtype)
+        itemsize = torch.empty((), dtype=dt).element_size()
+        if size != n * itemsize:
+            raise WireError(f"buffer {name}: {size} bytes for shape {shape} {dtype}")
+        raw = np.fromfile(path, dtype=np.uint8)
+        t = torch.from_numpy(raw).view(dt).reshape(shape) if n else torch.empty(shape, dtype=dt)
+        return t.to(device) if device != "cpu" else t
+    raise WireError(f"unknown buffer kind {lib!r}")
+
+
+def send(fd: int, message: dict) -> None:
+    data = _dumps(message).encode()
+    if len(data) > MAX_MESSAGE:
+        raise WireError(f"message of {len(data)} bytes")
+    _write(fd, len(data).to_bytes(8, "little"))
+    view = memoryview(data)
+    while view:
+        n = _write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        b = _read(fd, n - got)
+        if not b:
+            raise EOFError("the other side closed the channel")
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def receive(fd: int) -> dict:
+    n = int.from_bytes(_read_exact(fd, 8), "little")
+    if n > MAX_MESSAGE:
+        raise WireError(f"message of {n} bytes announced")
+    msg = _loads(_read_exact(fd, n))
+    if not isinstance(msg, dict):
+        raise WireError("a message is a JSON object")
+    return msg

@@ -1,0 +1,145 @@
+"""Attacks on the grader that need more than a patched notebook cell to show (the cell-level ones are
+known-wrong submissions, autograder/submissions/CH/attack_*.py, graded end to end by validate).
+
+Each must cost exactly the attacker's own exercise and leave the judge, the course directory and
+other exercises untouched."""
+import os
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from autograder import runner, sandbox
+from autograder.nbtext import ROOT
+from autograder.runner import Session
+from autograder.submission import Cell
+
+GOOD = Cell("python", textwrap.dedent("""
+    def safe_softmax(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+"""), "safe_softmax")
+SANDBOXED = sandbox.status()[0]
+needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {sandbox.status()[1]}")
+
+
+def _cell(src: str, origin: str) -> Cell:
+    return Cell("python", textwrap.dedent(src), origin)
+
+
+def test_a_top_level_hang_costs_only_its_own_cell(monkeypatch):
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "cpu", 6.0)
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "gpu", 6.0)
+    hang = _cell("""
+        def softmax_triton(x, y):
+            pass
+        while True:
+            pass
+    """, "softmax_triton")
+    t0 = time.monotonic()
+    with Session([hang, GOOD]) as s:
+        bad = s.check("ch01.softmax_triton", "correctness")
+        good = s.check("ch01.safe_softmax", "correctness")
+    assert not bad.passed and "stopped the grader" in bad.message and "did not finish" in bad.message
+    assert good.passed, good.message
+    assert time.monotonic() - t0 < 60
+
+
+def test_exit_in_a_cell_costs_only_that_cell():
+    exits = _cell("""
+        import os
+        def softmax_triton(x, y):
+            pass
+        os._exit(3)
+    """, "softmax_triton")
+    with Session([exits, GOOD]) as s:
+        bad = s.check("ch01.softmax_triton", "correctness")
+        good = s.check("ch01.safe_softmax", "hidden")
+    assert not bad.passed and "exit code 3" in bad.message
+    assert good.passed, good.message
+
+
+def test_a_crash_during_a_check_leaves_the_next_check_a_fresh_runner():
+    crash_once = _cell("""
+        import os
+        def safe_softmax(x):
+            if x.shape == (4, 10):
+                os.abort()
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    with Session([crash_once]) as s:
+        first = s.check("ch01.safe_softmax", "correctness")
+        second = s.check("ch01.safe_softmax", "hidden")
+    assert not first.passed and "died" in first.message
+    assert second.passed, second.message
+
+
+@needs_sandbox
+def test_runner_cannot_write_the_course_or_see_solutions():
+    probe = _cell(f"""
+        import os
+        def safe_softmax(x):
+            found = []
+            for p in ({os.path.join(ROOT, 'autograder', 'grading.py')!r}, {os.path.join(ROOT, 'README.md')!r}):
+                try:
+                    open(p, "a").close()
+                    found.append("wrote " + p)
+                except OSError:
+                    pass
+            for p in ({os.path.join(ROOT, 'kernels_ref', 'ch01_softmax')!r}, {os.path.join(ROOT, 'source')!r}):
+                if os.path.isdir(p) and os.listdir(p):
+                    found.append("saw " + p)
+            try:
+                import kernels_ref.ch01_softmax.softmax_triton  # noqa
+                found.append("imported kernels_ref")
+            except ImportError:
+                pass
+            if found:
+                raise RuntimeError("; ".join(found))
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [probe])
+    assert r.passed, r.message
+
+
+@needs_sandbox
+def test_a_detached_process_does_not_survive_grading(tmp_path):
+    marker = f"flashcourse-daemon-{os.getpid()}-{time.time_ns()}"
+    daemon = _cell(f"""
+        import os, subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)  # {marker}"],
+                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(30)  # {marker}"])
+            os._exit(0)
+    """, "daemon")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [daemon, GOOD])
+    assert r.passed, r.message
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert left == [], f"processes started by the submission survived: {left}"
+
+
+def test_a_submission_never_sees_the_judges_seed():
+    spy = _cell("""
+        import os, sys
+        def safe_softmax(x):
+            print("ENV", " ".join(f"{k}={v}" for k, v in os.environ.items()), "ARGV", sys.argv)
+            for name in os.listdir("."):
+                print("FILE", name, open(name, "rb").read()[:200] if name.endswith(".bin") else "")
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    seed = 1234567891
+    with Session([spy]) as s:
+        r = s.check("ch01.safe_softmax", "correctness", seed=seed)
+        log = s.proc.tail(10000)
+    assert r.passed, r.message
+    assert "ENV" in log and "FILE" in log  # the spy ran and reported what it could see
+    assert str(seed) not in log and "1234567891" not in log
