@@ -7,6 +7,7 @@
   flashcourse autograde CH         nbgrader autograde of submitted/*/CH in this course directory
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
+  flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
 """
 from __future__ import annotations
 
@@ -164,7 +165,9 @@ def main(argv=None) -> int:
     p.add_argument("dest")
     p.add_argument("--tar", action="store_true", help="also write DEST.tar.gz")
     p.add_argument("--force", action="store_true", help="replace an earlier pack in DEST")
-    sub.add_parser("bench")
+    p = sub.add_parser("bench")
+    p.add_argument("--grading", action="store_true", help="time the grading engine itself (see bench_grading)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args(argv)
     if a.cmd == "build":
         return cmd_build(_chapters(a.chapters))
@@ -181,6 +184,9 @@ def main(argv=None) -> int:
     if a.cmd == "student-pack":
         from .student_pack import main as student_pack
         return student_pack(a.dest, tar=a.tar, force=a.force)
+    if a.cmd == "bench" and a.grading:
+        from .bench_grading import main as grading_main
+        return grading_main(a.rest)
     if a.cmd == "bench":
         from kernels_ref.bench import main as bench_main
         sys.argv = ["kernels_ref.bench"]

@@ -182,41 +182,94 @@ def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:
     return {"out": out, "guards": outs.made, "audit": found}
 
 
-def op_bench(ex: Exercise, ns: dict, inputs: dict, shape, audited: bool = True) -> dict:
-    """Time the submission next to its roofline measured in the same process: a copy of as many
-    bytes (bandwidth), or PyTorch's op on the same inputs (throughput). The output is allocated
-    once (guarded), poisoned, then overwritten by every timed run: the judge verifies it after."""
-    from course import timing
+def _tensors(out) -> list:
     import torch
-    b = ex.bench
-    outs = Outputs("cuda")
-    held = {}
-    run = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the runner's tamper check is not timed
+    if isinstance(out, torch.Tensor):
+        return [out]
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else []
+    return [t for t in items if isinstance(t, torch.Tensor)]
 
-    def call():
-        held["out"] = run(ns, inputs, outs if "out" not in held else _Reuse(held["out"]))
 
-    held["out"] = ex.run(ns, inputs, outs)  # the first run goes through the runner's guard
+def _poison(out) -> None:
+    for t in _tensors(out):
+        t.fill_(float("nan") if t.is_floating_point() else 0)
+
+
+def capture(calls):
+    """A CUDA graph of one call of each of `calls`, or None where the calls cannot be captured
+    (a host sync or a host-side decision inside them): then they are timed as plain launches."""
+    import torch
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            for c in calls:
+                c()
+    except Exception:  # the capture failed: the stream is invalidated; start clean
+        torch.cuda.synchronize()
+        return None
+    torch.cuda.synchronize()
+    return g
+
+
+def replay(graph, calls, rounds: int, gate_cycles: int = 0) -> None:
+    """`rounds` rounds of `calls` (graph replays where captured), waited for."""
+    import torch
+    torch.cuda.synchronize()
+    if gate_cycles:
+        torch.cuda._sleep(gate_cycles)
+    for _ in range(rounds):
+        if graph is not None:
+            graph.replay()
+        else:
+            for c in calls:
+                c()
+    torch.cuda.synchronize()
+
+
+_PREPARED: dict = {}
+
+
+def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audited: bool = True) -> dict:
+    """Get ready for a timed batch over several input sets (rotating buffers, together well over
+    L2): one output per set (guarded), a check of the submission's work (audit), a CUDA graph of one
+    round, and the runner's own estimate of the time per call (feedback, never graded)."""
+    from course import timing
+    bare = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the runner's tamper check is not timed
+    outs, made = [], []
+    for inputs in input_sets:
+        o = Outputs("cuda")
+        outs.append(ex.run(ns, inputs, o))  # through the runner's guard
+        made.extend(o.made)
     found = None
     if audited:
         try:
-            audit(ex, ns, call)
+            audit(ex, ns, lambda: bare(ns, input_sets[0], _Reuse(outs[0])))
         except Failure as e:
             found = str(e)
-    held["out"].fill_(float("nan"))
-    if b.flops is None:
-        nbytes = b.nbytes(shape)
-        roof = lambda: timing.copy_gbps(nbytes)  # noqa: E731
-    else:
-        base = b.baseline(inputs)
-        roof = lambda: b.flops(shape, b.kind) / (timing.bench(base) * 1e-3) / 1e12  # noqa: E731
-    before = roof()  # the roofline is the better of two measurements around the kernel:
-    torch.cuda.synchronize()  # one slow run of it must not make the kernel look faster
-    ms = timing.bench(call)
-    best = max(before, roof())
+    calls = [(lambda i=i: bare(ns, input_sets[i], _Reuse(outs[i]))) for i in range(len(input_sets))]
+    estimate = timing.bench(calls[0], reps=10)
+    graph = capture(calls)
+    for out in outs:
+        _poison(out)
+    _sync()
+    _PREPARED[ex.id] = {"calls": calls, "graph": graph, "outs": outs, "made": made}
+    return {"audit": found, "measure": {"runner_ms": estimate, "graph": graph is not None}}
+
+
+def op_bench_go(ex: Exercise, rounds: int) -> dict:
+    """The timed batch: `rounds` rounds over every input set, then wait for the GPU. The judge's
+    clock runs around this whole request."""
+    p = _PREPARED[ex.id]
+    replay(p["graph"], p["calls"], rounds)
+    return {}
+
+
+def op_bench_collect(ex: Exercise) -> dict:
+    """The outputs of the timed batch (one per input set), for the judge to verify."""
+    p = _PREPARED.pop(ex.id)
     getattr(ex.run, "tamper_check", lambda: None)()
-    m = {"ms": ms, "device": torch.cuda.get_device_name(), "roof": best}
-    return {"out": held["out"], "guards": outs.made, "audit": found, "measure": m}
+    return {"out": list(p["outs"]), "guards": p["made"], "audit": None}
 
 
 def op_memory(ex: Exercise, ns: dict, inputs: dict) -> dict:

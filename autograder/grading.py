@@ -32,9 +32,21 @@ class LocalRunner:
         execute.precheck(ex, self.ns)
         return execute.op_run(ex, self.ns, inputs, do_audit)
 
-    def bench(self, ex: Exercise, inputs: dict, shape, audited: bool = True) -> dict:
+    def bench_prepare(self, ex: Exercise, sets: list, audited: bool = True) -> dict:
         from . import execute
-        return execute.op_bench(ex, self.ns, inputs, shape, audited)
+        execute.precheck(ex, self.ns)
+        return execute.op_bench_prepare(ex, self.ns, sets, audited)
+
+    def ping(self) -> float:
+        return 0.0
+
+    def bench_go(self, ex: Exercise, rounds: int) -> None:
+        from . import execute
+        execute.op_bench_go(ex, rounds)
+
+    def bench_collect(self, ex: Exercise) -> dict:
+        from . import execute
+        return execute.op_bench_collect(ex)
 
     def memory(self, ex: Exercise, inputs: dict) -> dict:
         from . import execute
@@ -89,36 +101,115 @@ def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
     return f"{len(done)} cases passed: " + ", ".join(done) + note
 
 
+TARGET_BATCH_S = 0.25  # the judge's clock runs around a batch this long: message costs are negligible
+MAX_SET_BYTES = 8 << 30  # rotating input sets are capped at this much GPU memory in all
+
+
+def _l2_bytes() -> int:
+    import torch
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+
+
+def _nbytes(inputs) -> int:
+    import torch
+    vals = inputs.values() if isinstance(inputs, dict) else inputs
+    return sum(v.numel() * v.element_size() for v in vals if isinstance(v, torch.Tensor))
+
+
+def _judge_batch_s(calls, rounds: int) -> float:
+    """Seconds for `rounds` rounds of `calls` in this (the judge's) process, timed exactly as the
+    runner's batch is: a CUDA graph of one round, replayed, wall clock around it."""
+    import time
+
+    from .execute import capture, replay
+    graph = capture(calls)
+    replay(graph, calls, 1)  # warm
+    t0 = time.perf_counter()
+    replay(graph, calls, rounds)
+    return time.perf_counter() - t0
+
+
+def _roofline_s(ex: Exercise, sets: list, shape, rounds: int) -> float:
+    """The judge's own measurement of the roofline over as many sets: copies of as many bytes
+    (bandwidth), or PyTorch's operator on the same inputs (throughput)."""
+    import torch
+    b = ex.bench
+    if b.flops is None:
+        half = b.nbytes(shape) // 2
+        pairs = [(torch.empty(half, dtype=torch.uint8, device="cuda").random_(),
+                  torch.empty(half, dtype=torch.uint8, device="cuda")) for _ in sets]
+        calls = [(lambda s=s, d=d: d.copy_(s)) for s, d in pairs]
+    else:
+        calls = [b.baseline(inputs) for inputs in sets]
+    return _judge_batch_s(calls, rounds)
+
+
 def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, shape=None) -> dict:
-    """Time the submission at the exercise's benchmark shape (see execute.op_bench); the judge
-    verifies the output of the timed runs and turns the times into a fraction of the roofline."""
+    """Time the submission at the exercise's benchmark shape, with the judge's clock.
+
+    The judge draws several input sets (together at least 4x the L2 cache: each call starts cold),
+    computes their references, and asks the runner to prepare (one output per set, a CUDA graph of
+    one round). Then it times, on its own clock, a request that runs R rounds over every set: the
+    wall time of that request, less the measured cost of a message round trip, over R x sets calls.
+    The roofline (a copy of as many bytes, or PyTorch's operator) is measured by the judge in its own
+    process the same way, before and after. Finally every output of the timed batch is verified."""
+    import math
+    import time
     if isinstance(runner, dict):
         runner = LocalRunner(runner)
     if not mode.GPU:
         raise Failure("needs a GPU: speed is measured on a real GPU only (CPU mode runs kernels "
                       "in an interpreter, whose speed says nothing about the GPU)")
+    from course import timing
     b = ex.bench
     case = Case(shape or b.shape, b.kind, dtype=b.dtype)
-    shape, inputs = _make(ex, case, seed, "cuda")
-    ref = ex.reference(inputs)
-    reply = runner.bench(ex, inputs, list(shape), audited)
-    try:
-        _verified(ex, reply, ref, inputs, case)
-    except Failure as e:
-        raise Failure(f"the output of the timed runs is wrong: {e}") from None
-    f = reply["measure"]
-    ms, best = float(f["ms"]), float(f["roof"])
-    if not (ms > 0 and best > 0):
-        raise Failure(f"the runner reported an impossible time ({ms} ms)")
-    m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": str(f["device"])[:80], "model": b.model}
+    shape, first = _make(ex, case, seed, "cuda")
+    per_set = max(1, _nbytes(first) + (b.nbytes(shape) if b.nbytes else 0) // 2)
+    n_sets = min(max(2, math.ceil(4 * _l2_bytes() / per_set)), max(1, MAX_SET_BYTES // per_set), 16)
+    sets = [first] + [_make(ex, case, seed + 7919 * k, "cuda")[1] for k in range(1, n_sets)]
+    refs = [ex.reference(inputs) for inputs in sets]  # before the runner sees a copy of any of them
+    prep = runner.bench_prepare(ex, sets, audited)
+    if prep.get("audit"):
+        raise Failure(prep["audit"])
+    # rounds: enough for TARGET_BATCH_S at the roofline's speed (a slower kernel only takes longer)
+    est = _roofline_s(ex, sets, shape, 1) / n_sets
+    rounds = int(min(2000, max(3, math.ceil(TARGET_BATCH_S / (n_sets * max(est, 1e-6))))))
+    before = _roofline_s(ex, sets, shape, rounds)
+    ping = runner.ping()
+    t0 = time.perf_counter()
+    runner.bench_go(ex, rounds)
+    wall = time.perf_counter() - t0
+    after = _roofline_s(ex, sets, shape, rounds)
+    reply = runner.bench_collect(ex)
+    outs = reply["out"]
+    if not isinstance(outs, list) or len(outs) != n_sets:
+        raise Failure("the runner did not hand back one output per input set")
+    for k, (inputs, ref, out) in enumerate(zip(sets, refs, outs)):
+        try:
+            _verified(ex, {"out": out, "guards": reply["guards"] if k == 0 else [], "audit": None}, ref,
+                      inputs, case)
+        except Failure as e:
+            raise Failure(f"the output of the timed runs is wrong (input set {k + 1} of {n_sets}): {e}") from None
+    calls = rounds * n_sets
+    ms = max(wall - ping, 1e-9) / calls * 1e3
+    roof_ms = min(before, after) / calls * 1e3  # the better of two: one slow roofline must not flatter
+    measure = prep.get("measure", {})
+    m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": _device_name(), "model": b.model,
+         "sets": n_sets, "rounds": rounds, "overhead": ping / max(wall, 1e-9),
+         "runner_ms": measure.get("runner_ms"), "graph": bool(measure.get("graph"))}
     if b.flops is None:
-        from course import timing
-        got = timing.gbps(b.nbytes(shape), ms)
+        got, best = timing.gbps(b.nbytes(shape), ms), timing.gbps(b.nbytes(shape), roof_ms)
         m.update(gbps=got, copy_gbps=best, fraction=got / best)
     else:
         got = b.flops(shape, b.kind) / (ms * 1e-3) / 1e12
+        best = b.flops(shape, b.kind) / (roof_ms * 1e-3) / 1e12
         m.update(tflops=got, baseline_tflops=best, baseline=b.baseline_name, fraction=got / best)
     return m
+
+
+def _device_name() -> str:
+    import torch
+    return torch.cuda.get_device_name()
 
 
 def _timed(ex: Exercise, check: str, runner, seed: int) -> str:
@@ -130,7 +221,9 @@ def _timed(ex: Exercise, check: str, runner, seed: int) -> str:
         raise Failure(f"not timed: the kernel must first pass its correctness check: {e}") from None
     m = measure_bandwidth(ex, runner, seed)
     need = threshold_for(ex.id, check)
-    at = f"at {tuple(m['shape'])} {ex.bench.kind} {ex.bench.dtype} on {m['device']}"
+    at = (f"at {tuple(m['shape'])} {ex.bench.kind} {ex.bench.dtype} on {m['device']}; judge's clock, "
+          f"{m['rounds']} rounds x {m['sets']} input sets, message overhead {100 * m['overhead']:.2f}%"
+          + ("" if m["graph"] else ", plain launches (your wrapper could not be captured in a CUDA graph)"))
     if check == "bandwidth":
         line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
                 f"({m['copy_gbps']:.0f} GB/s) {at}; bytes = {m['model']}; needs >= {100 * need:.0f}%")

@@ -24,7 +24,8 @@ from . import registry, sandbox, wire
 from .submission import Cell, defines
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CELL_TIMEOUT = {"cpu": 120.0, "gpu": 90.0}  # seconds one cell may take while a submission loads
+CELL_TIMEOUT = {"cpu": 60.0, "gpu": 60.0}  # seconds one cell may take while a submission loads
+START_TIMEOUT = 180.0  # seconds for a runner to start (imports, CUDA) before its first cell
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
 
@@ -59,7 +60,10 @@ def _env() -> dict:
 
 
 def _scratch() -> str:
-    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # buffers in memory where possible
+    base = None  # buffers in memory (/dev/shm) where it is writable and large enough
+    if os.access("/dev/shm", os.W_OK):
+        st = os.statvfs("/dev/shm")
+        base = "/dev/shm" if st.f_bavail * st.f_frsize > (16 << 30) else None
     return tempfile.mkdtemp(prefix="flashcourse-run-", dir=base)
 
 
@@ -149,7 +153,7 @@ class Session:
             p = _Process()
             p.send({"cells": [c.to_json() for c in self.cells], "dir": p.dir, "skip": sorted(self.skipped)})
             current = None
-            limit = CELL_TIMEOUT[mode.MODE] * (2 if current is None else 1)  # the first includes imports
+            limit = START_TIMEOUT
             try:
                 while True:
                     msg = p.receive(limit)
@@ -187,12 +191,14 @@ class Session:
         self.close()
 
     # -- what the judge asks --
-    def request(self, op: str, ex, inputs: dict, deadline: float, **extra) -> dict:
+    def request(self, op: str, ex, inputs, deadline: float, **extra) -> dict:
         p = self.proc
         self.n += 1
-        p.clear()
-        msg = {"op": op, "exercise": ex.id, "n": self.n, "inputs": wire.encode(inputs, p.dir, f"i{self.n}_"),
-               **extra}
+        if op not in ("bench_go", "ping"):
+            p.clear()
+        msg = {"op": op, "exercise": ex.id if ex is not None else "", "n": self.n, **extra}
+        if inputs is not None:
+            msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_")
         p.send(msg)
         try:
             reply = p.receive(deadline - time.monotonic())
@@ -200,7 +206,7 @@ class Session:
             raise TimeoutError from None
         if not reply.get("ok"):
             raise RunnerFailed(str(reply.get("kind", "raised")), str(reply.get("message", ""))[:8000])
-        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE),
+        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE) if "out" in reply else None,
                "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
                "guards": []}
         for g in reply.get("guards", []):
@@ -301,8 +307,23 @@ class _Remote:
     def run(self, ex, inputs, do_audit):
         return self.s.request("run", ex, inputs, self.deadline, audit=bool(do_audit))
 
-    def bench(self, ex, inputs, shape, audited=True):
-        return self.s.request("bench", ex, inputs, self.deadline, shape=list(shape), audit=bool(audited))
+    def bench_prepare(self, ex, sets, audited=True):
+        return self.s.request("bench_prepare", ex, list(sets), self.deadline, audit=bool(audited))
+
+    def ping(self) -> float:
+        """The judge's cost of one message round trip (the median of five), in seconds."""
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            self.s.request("ping", None, None, self.deadline)
+            times.append(time.perf_counter() - t0)
+        return sorted(times)[2]
+
+    def bench_go(self, ex, rounds):
+        self.s.request("bench_go", ex, None, self.deadline, rounds=int(rounds))
+
+    def bench_collect(self, ex):
+        return self.s.request("bench_collect", ex, {}, self.deadline)
 
     def memory(self, ex, inputs):
         return self.s.request("memory", ex, inputs, self.deadline)

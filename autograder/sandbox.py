@@ -2,7 +2,7 @@
 
     python -m autograder.sandbox [--hide PATH ...] [--home DIR] [--copy FILE] -- COMMAND ...
 
-run as root inside fresh namespaces (`unshare --pid --fork --kill-child --mount [--net]`, see
+run as root inside fresh namespaces (`unshare --pid --fork --kill-child --mount-proc [--net]`, see
 `wrap`): it hides the instructor's files (solutions, reference kernels, known-wrong submissions,
 the gradebook, submissions) under empty tmpfs mounts or /dev/null, makes every file system
 read-only except its private HOME (under /dev/shm; also its temporary directory and Triton's and
@@ -59,7 +59,8 @@ def wrap(argv: list[str], *, home: str, hide: list[str], network: bool = False,
     ok, _ = status()
     if not ok:
         return list(argv)
-    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount"] + ([] if network else ["--net"])
+    # --mount-proc: a /proc of the new PID namespace (CUDA fails to initialise without it: error 304)
+    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"] + ([] if network else ["--net"])
     inner = [sys.executable, "-m", "autograder.sandbox", "--home", home]
     for p in hide:
         inner += ["--hide", p]

@@ -71,7 +71,18 @@ class _Forbidden:
         return None
 
 
+_T0 = [0.0]
+
+
+def _mark(what: str) -> None:
+    """Phase times of a runner's start, in its log, when FLASHCOURSE_PROFILE=1."""
+    if os.environ.get("FLASHCOURSE_PROFILE") == "1":
+        import time
+        sys.__stderr__.write(f"[runner {time.perf_counter() - _T0[0]:.2f} s] {what}\n")
+
+
 def _load(hello: dict, reply_fd: int):
+    _mark("hello received")
     from autograder import registry, wire
     from autograder.submission import Cell, load
     from autograder.tamper import Snapshot
@@ -79,7 +90,9 @@ def _load(hello: dict, reply_fd: int):
     import torch.profiler  # noqa: F401
     import torch.utils._python_dispatch  # noqa: F401
     import triton.language  # noqa: F401
+    _mark("torch, triton and the audit's modules imported")
     registry.all_exercises()
+    _mark("exercises declared")
     for name in [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in _Forbidden.PREFIXES)]:
         del sys.modules[name]
     sys.meta_path.insert(0, _Forbidden())
@@ -109,6 +122,7 @@ def _load(hello: dict, reply_fd: int):
     run = [c for i, c in enumerate(cells) if i not in skip]
     ns = load(run, hello["dir"], after_cell=after_cell, errors=errors, before_cell=before_cell)
     sys.stdout = real
+    _mark("cells executed")
     errs = [{"cell": index[id(c)], "kind": describe(e)[0], "message": describe(e)[1][:4000]} for c, e in errors]
     return ns, snap, errs, tampered, printed
 
@@ -116,8 +130,14 @@ def _load(hello: dict, reply_fd: int):
 def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     from autograder import execute, registry, wire
     from course import mode
+    op = req.get("op")
+    if op == "ping":
+        return {"ok": True}
     ex = registry.get(str(req["exercise"]))
-    inputs = wire.decode(req["inputs"], directory, mode.DEVICE)
+    if op == "bench_go":  # the judge's clock is running: nothing but the batch
+        execute.op_bench_go(ex, int(req["rounds"]))
+        return {"ok": True}
+    inputs = wire.decode(req.get("inputs"), directory, mode.DEVICE)
     execute.precheck(ex, ns)
     missing = [n for n in ex.entry if n not in ns]
     if missing:
@@ -126,11 +146,12 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     bare = ex.run
     ex.run = _guarded(bare, snap)
     try:
-        op = req["op"]
         if op == "run":
             r = execute.op_run(ex, ns, inputs, bool(req.get("audit")))
-        elif op == "bench":
-            r = execute.op_bench(ex, ns, inputs, tuple(req["shape"]), bool(req.get("audit", True)))
+        elif op == "bench_prepare":
+            r = execute.op_bench_prepare(ex, ns, list(inputs), bool(req.get("audit", True)))
+        elif op == "bench_collect":
+            r = execute.op_bench_collect(ex)
         elif op == "memory":
             r = execute.op_memory(ex, ns, inputs)
         else:
@@ -138,9 +159,11 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     finally:
         ex.run = bare
     tag = f"r{req.get('n', 0)}_"
-    out = {"ok": True, "out": wire.encode(r["out"], directory, tag + "o"), "audit": r.get("audit"),
-           "guards": [{"buf": wire.encode(b, directory, f"{tag}g{i}_"), "n": n, "canary": c}
-                      for i, (b, n, c) in enumerate(r["guards"])]}
+    out = {"ok": True, "audit": r.get("audit")}
+    if "out" in r:
+        out["out"] = wire.encode(r["out"], directory, tag + "o")
+        out["guards"] = [{"buf": wire.encode(b, directory, f"{tag}g{i}_"), "n": n, "canary": c}
+                         for i, (b, n, c) in enumerate(r["guards"])]
     for k in ("measure", "peaks"):
         if k in r:
             out[k] = r[k]
@@ -148,6 +171,9 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
 
 
 def main() -> int:
+    import time
+    _T0[0] = time.perf_counter()
+    _mark("python started")
     from autograder import wire
     req_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     for fd in (req_fd, reply_fd):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from autograder import runner, sandbox
-from autograder.nbtext import ROOT
+from autograder.runner import ROOT
 from autograder.runner import Session
 from autograder.submission import Cell
 

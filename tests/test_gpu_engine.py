@@ -1,5 +1,5 @@
 """On a GPU: every reference passes every check, every known-wrong submission fails exactly
-the checks it targets, each check in its own worker process. Skipped without a GPU.
+the checks it targets. Skipped without a GPU.
 
 Run: FLASHCOURSE_MODE=gpu python -m pytest tests/test_gpu_engine.py -v
 """
@@ -53,25 +53,41 @@ def test_check(exercise_id, variant, check):
 
 def main(argv) -> int:
     """Without pytest (the GPU machines lack xdist): python tests/test_gpu_engine.py [chapter ...].
-    Quiet checks run 8 at a time, timed checks one by one on a quiet GPU. Also runs in CPU mode
-    (2 at a time, timed checks skipped): the same expectations, before spending GPU time."""
+    As grading does it: one warm runner per submission serves all its checks. Quiet checks of
+    several submissions run at once; then the timed checks, one submission at a time on a quiet GPU.
+    Also runs in CPU mode (timed checks skipped): the same expectations, before spending GPU time."""
+    from collections import defaultdict
     from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.runner import Session
     quiet_only = "--quiet-only" in argv or not course.GPU  # skip timed checks (before thresholds exist)
     argv = [a for a in argv if not a.startswith("--")]
     chosen = [c for c in CASES if (not argv or registry.get(c[0]).chapter in argv)
               and not (quiet_only and c[2] in TIMED_CHECKS)]
+    groups = defaultdict(list)  # (chapter, variant) -> checks; the cells are the chapter's, patched
+    for ex_id, variant, check in chosen:
+        groups[(registry.get(ex_id).chapter, variant)].append((ex_id, check))
 
-    def one(case):
-        ex_id, variant, check = case
-        cells, loses = submission_cells(registry.get(ex_id), variant)
-        r = run_check(ex_id, check, cells)
-        ok = r.passed == (grade_id_for(ex_id, check) not in loses)
-        print(f"{'ok ' if ok else 'BAD'} {ex_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} "
-              f"{r.seconds:.1f}s {r.message[:300]}".replace("\n", " | "), flush=True)
-        return ok
-    with ThreadPoolExecutor(8 if course.GPU else 2) as pool:
-        oks = list(pool.map(one, [c for c in chosen if c[2] not in TIMED_CHECKS]))
-    oks += [one(c) for c in chosen if c[2] in TIMED_CHECKS]
+    def one_group(key, timed: bool):
+        chapter, variant = key
+        todo = [c for c in groups[key] if (c[1] in TIMED_CHECKS) == timed]
+        if not todo:
+            return []
+        last = max((registry.get(e) for e, _ in groups[key]), key=lambda ex: len(chapter_cells(ex)))
+        cells, loses = submission_cells(last, variant)
+        oks = []
+        with Session(cells) as s:
+            for ex_id, check in todo:
+                r = s.check(ex_id, check)
+                ok = r.passed == (grade_id_for(ex_id, check) not in loses)
+                print(f"{'ok ' if ok else 'BAD'} {ex_id} {variant} {check}: {'PASS' if r.passed else 'FAIL'} "
+                      f"{r.seconds:.1f}s {r.message[:300]}".replace("\n", " | "), flush=True)
+                oks.append(ok)
+        return oks
+    with ThreadPoolExecutor(6 if course.GPU else 2) as pool:
+        oks = [ok for part in pool.map(lambda k: one_group(k, False), list(groups)) for ok in part]
+    for key in groups:
+        oks += one_group(key, True)
     print(f"{sum(oks)} as expected, {len(oks) - sum(oks)} not")
     return 0 if all(oks) else 1
 
