@@ -1,5 +1,8 @@
 """CPU mode runs CUDA cells: every feature of the execution layer against float64 references,
-and faults (deadlocks, out-of-bounds, endless loops) that come back as errors."""
+and faults (deadlocks, out-of-bounds, endless loops, shared-memory races) that come back as errors."""
+import glob
+import os
+import re
 import time
 
 import pytest
@@ -211,3 +214,350 @@ def test_2d_launch_int4_syncwarp_and_fast_divide():
     a, out, idx = a.cpu(), out.cpu(), idx.cpu()
     assert torch.equal(out, a.sum(-1).float() / 2)
     assert torch.equal(idx, torch.arange(6)[:, None] * 1000 + torch.arange(64)[None, :])
+
+
+# ---- shared-memory race detection (CPU mode, like compute-sanitizer's racecheck) ----------------
+
+TREE = r'''
+extern "C" __global__ void tree_sum(const float* x, float* y) {
+    __shared__ float buf[256];
+    int t = threadIdx.x;
+    buf[t] = x[blockIdx.x * 256 + t];
+    __syncthreads();
+    for (int s = 128; s > 0; s >>= 1) {
+        if (t < s) buf[t] += buf[t + s];
+        __syncthreads();
+    }
+    if (t == 0) y[blockIdx.x] = buf[0];
+}
+'''
+
+
+def test_block_reduction_with_its_barriers_runs_clean():
+    x, y = torch.randn(3, 256, device=D), torch.zeros(3, device=D)
+    run(TREE, "tree_sum", 3, 256, (x, y))
+    assert torch.allclose(y.cpu().double(), x.cpu().double().sum(-1), atol=1e-4)
+
+
+@cpu_only
+def test_missing_syncthreads_is_a_race_naming_both_lines():
+    src = TREE.replace("    __syncthreads();\n    for", "    for")  # line 6 goes: the loop starts at line 6
+    with pytest.raises(CpuCudaError, match=re.escape(
+            "tree_sum: shared-memory race: thread (0, 0, 0) of block (0, 0, 0) read buf[128] at line 7 and "
+            "thread (128, 0, 0) wrote it at line 5 with no __syncthreads() between")):
+        run(src, "tree_sum", 3, 256, (torch.randn(3, 256), torch.zeros(3)))
+    src = TREE.replace("        __syncthreads();\n    }", "    }")  # the barrier inside the loop: thread 0 runs
+    with pytest.raises(CpuCudaError, match=re.escape(  # all levels, reading buf[1] last, before thread 1 adds to it
+            "read buf[1] at line 8 and thread (1, 0, 0) wrote it at line 8 with no __syncthreads() between (nor a "
+            "__syncwarp() or shuffle that both join: they are lanes 0 and 1 of one warp)")):
+        run(src, "tree_sum", 3, 256, (torch.randn(3, 256), torch.zeros(3)))
+
+
+def test_a_thread_that_writes_then_reads_its_own_slot_is_not_a_race():
+    src = r'''
+    extern "C" __global__ void own(float* y) {
+        __shared__ float s[64];
+        __shared__ __half h[64];  // 2-byte slots: neighbours share a word, not a byte
+        int t = threadIdx.x;
+        s[t] = t; h[t] = __float2half(1.f);
+        float v = s[t] + __half2float(h[t]);
+        s[t] = v * 2.f;
+        y[t] = s[t];
+    }'''
+    y = torch.zeros(64, device=D)
+    run("#include <cuda_fp16.h>\n" + src, "own", 1, 64, (y,))
+    assert torch.equal(y.cpu(), (torch.arange(64.0) + 1) * 2)
+
+
+ATOMICS = r'''
+extern "C" __global__ void count(float* y) {
+    __shared__ float total;
+    __shared__ unsigned int n;
+    if (threadIdx.x == 0) { total = 0.f; n = 0; }
+    __syncthreads();
+    atomicAdd(&total, 0.5f);
+    atomicAdd(&n, 1);
+    __syncthreads();
+    y[blockIdx.x * blockDim.x + threadIdx.x] = total + n;
+}
+'''
+
+
+def test_shared_memory_atomics_are_not_races():
+    y = torch.zeros(2, 96, device=D)
+    run(ATOMICS, "count", 2, 96, (y,))
+    assert torch.equal(y.cpu(), torch.full((2, 96), 96 * 1.5))
+
+
+@cpu_only
+def test_reading_what_other_threads_update_atomically_needs_a_barrier():
+    src = ATOMICS.replace("    atomicAdd(&n, 1);\n    __syncthreads();", "    atomicAdd(&n, 1);")
+    with pytest.raises(CpuCudaError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) read total at line 9 and "
+                                           r"thread \(1, 0, 0\) updated it atomically at line 7"):
+        run(src, "count", 2, 96, (torch.zeros(2, 96),))
+
+
+LANES = r'''
+extern "C" __global__ void lanes(float* y) {
+    __shared__ float s[64];
+    int l = threadIdx.x;
+    s[l] = l;
+    ORDER
+    y[l] = s[l ^ 1];
+}
+'''
+
+
+@cpu_only
+@pytest.mark.parametrize("order,race", [
+    ("__syncwarp();", False),
+    ("float q = __shfl_xor_sync(0xffffffff, 1.f, 1);", False),
+    ("__syncwarp(0x3u << (l & 30));", False),  # a mask naming just the two lanes orders them
+    ("__syncwarp(0x0000ffffu << (l & 16)); if (l == 31) s[0] = 7;", True),  # lane 31 and lane 0: not both in it
+    ("", True),
+])
+def test_lanes_of_a_warp_are_ordered_only_by_a_warp_operation_both_join(order, race):
+    src = LANES.replace("ORDER", order)
+    if not race:
+        y = torch.zeros(64)
+        run(src, "lanes", 1, 64, (y,))
+        assert torch.equal(y, torch.arange(64.0).view(32, 2).flip(-1).reshape(64))
+        return
+    with pytest.raises(CpuCudaError, match=r"shared-memory race: .* with no __syncthreads\(\) between \(nor a "
+                                           r"__syncwarp\(\) or shuffle that both join: they are lanes \d+ and \d+"):
+        run(src, "lanes", 1, 64, (torch.zeros(64),))
+
+
+NAMED = {  # kernel (k(float* y)), launch (grid, block, shared bytes), what the report says
+    "dynamic shared memory": (r"""
+    extern "C" __global__ void k(float* y) {
+        extern __shared__ float scratch[];
+        scratch[threadIdx.x] = 1.f;
+        y[threadIdx.x] = scratch[(threadIdx.x + 1) % blockDim.x];
+    }""", (1, 64, 256), r"read scratch\[1\] at line 5 and thread \(1, 0, 0\) wrote it at line 4"),
+    "2-D tile, 2-D block": (r"""
+    extern "C" __global__ void k(float* y) {
+        __shared__ float tile[4][8];
+        tile[threadIdx.y][threadIdx.x] = threadIdx.x;
+        y[threadIdx.y * 8 + threadIdx.x] = tile[(threadIdx.y + 1) % 4][threadIdx.x];
+    }""", (1, (8, 4), 0), r"thread \(0, 0, 0\) of block \(0, 0, 0\) read tile\[1\]\[0\] at line 5 and "
+                          r"thread \(0, 1, 0\) wrote it at line 4"),
+    "float4 store into a float array": (r"""
+    extern "C" __global__ void k(float* y) {
+        __shared__ __align__(16) float t[256];
+        reinterpret_cast<float4*>(t)[threadIdx.x] = make_float4(1.f, 2.f, 3.f, 4.f);
+        y[threadIdx.x] = t[(threadIdx.x * 4 + 6) % 256];
+    }""", ((2, 1), 64, 0), r"thread \(0, 0, 0\) of block \(0, 0, 0\) read t\[6\] at line 5 and "
+                           r"thread \(1, 0, 0\) wrote it at line 4"),
+    "device function of an earlier cell": (r"""
+    extern "C" __global__ void k(float* y) {
+        __shared__ float s[64];
+        y[threadIdx.x] = neighbour(1.f, s);
+    }""", (1, 64, 0), r"read s\[32\] at line 4 of the cell of neighbour and thread \(32, 0, 0\) wrote it at "
+                      r"line 3 of the cell of neighbour"),
+}
+NEIGHBOUR = r"""
+__device__ float neighbour(float v, float* s) {
+    s[threadIdx.x] = v;
+    return s[threadIdx.x ^ 32];
+}"""
+
+
+@cpu_only
+@pytest.mark.parametrize("name", list(NAMED))
+def test_race_reports_name_the_variable_the_element_and_the_cell(name):
+    src, (grid, block, smem), pattern = NAMED[name]
+    ns = dict(course.compile_cuda(NEIGHBOUR).device_functions)  # a library cell, as a notebook has them
+    with pytest.raises(CpuCudaError, match=pattern):
+        course.compile_cuda(src, ns).k(grid, block, (torch.zeros(64),), shared_mem=smem)
+
+
+@cpu_only
+def test_race_detection_can_be_turned_off(monkeypatch):
+    import course.cpucuda as cc
+    monkeypatch.setattr(cc, "RACECHECK", False)
+    src = TREE.replace("    __syncthreads();\n    for", "    for")
+    run(src, "tree_sum", 1, 256, (torch.randn(1, 256), torch.zeros(1)))  # wrong, but not reported
+
+
+def test_shared_declarations_the_translator_rewrites():
+    from course.cpucuda import translate
+    out = translate("__shared__ float sm[32], sd[32];\n__shared__ __align__(16) float4 t[4][65]; // x\n"
+                    "static __shared__ unsigned n;\nextern __shared__ float d[];\n#define S __shared__ int q[2];\n")
+    assert out.splitlines() == [
+        'static float (&sm)[32] = *fc::shared_var<float [32]>("sm", 0); '
+        'static float (&sd)[32] = *fc::shared_var<float [32]>("sd", 0);',
+        'static float4 (&t)[4][65] = *fc::shared_var<float4 [4][65]>("t", (size_t)(16)); // x',
+        'static unsigned (&n) = *fc::shared_var<unsigned >("n", 0);',
+        'float* d = fc::dynamic_smem<float>("d");',
+        '#define S __shared__ int q[2];',  # left alone: a plain static, not checked
+    ]
+
+
+# Every CUDA reference solution runs clean with race detection on, launched as its exercise launches
+# it (autograder/exercises), through the same library-cell mechanism, on shapes that take each path.
+REF = "kernels_ref/"
+
+
+def _ref(path: str) -> str:
+    from kernels_ref import notebook_part
+    return "\n" + notebook_part(os.path.join(os.path.dirname(os.path.dirname(__file__)), REF + path))
+
+
+def _compile_with(path_or_src: str, *libs: str):
+    ns: dict = {}
+    for lib in libs:
+        ns.update(course.compile_cuda(_ref(lib), ns).device_functions)
+    return course.compile_cuda(_ref(path_or_src) if path_or_src.endswith(".cu") else path_or_src, ns)
+
+
+def _softmax_3pass():
+    mod = _compile_with("ch01_softmax/softmax_3pass.cu")
+    for rows, cols in [(5, 3), (16, 1024), (3, 781)]:
+        x = torch.randn(rows, cols) * 5
+        y = torch.empty_like(x)
+        mod.softmax_3pass(rows, 256, (x, y, rows, cols))
+        assert torch.allclose(y.double(), torch.softmax(x.double(), -1), atol=1e-6)
+
+
+def _warp_reduce():
+    mod = _compile_with(r'''
+    extern "C" __global__ void h(const float* x, float* out) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        out[2 * i] = warp_reduce_sum(x[i]);
+        out[2 * i + 1] = warp_reduce_max(x[i]);
+    }''', "ch02_reductions/warp_reduce.cu")
+    x, out = torch.randn(128), torch.empty(128, 2)
+    mod.h(2, 64, (x, out))
+    w = x.view(4, 1, 32).double()
+    assert torch.allclose(out[:, 0].view(4, 32).double(), w.sum(-1).expand(4, 32), atol=1e-4)
+    assert torch.equal(out[:, 1].view(4, 32), x.view(4, 32).amax(-1, keepdim=True).expand(4, 32))
+
+
+BLOCK_HARNESS = r'''
+extern "C" __global__ void h(const float* x, float* out) {
+    __shared__ float smem[32];
+    if (threadIdx.x < 32) smem[threadIdx.x] = NAN;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = block_reduce_sum(x[i], smem);
+    float b = block_reduce_sum(2.f * x[i] + 1.f, smem);  // the buffer is reused at once
+    out[2 * i] = a;
+    out[2 * i + 1] = b;
+}'''
+
+
+def _block_reduce():
+    mod = _compile_with(BLOCK_HARNESS, "ch02_reductions/warp_reduce.cu", "ch02_reductions/block_reduce.cu")
+    for threads in (32, 96, 1024):
+        x, out = torch.randn(3, threads), torch.empty(3, threads, 2)
+        mod.h(3, threads, (x, out))
+        s = x.double().sum(-1, keepdim=True)
+        assert torch.allclose(out[..., 0].double(), s.expand(3, threads), atol=1e-3)
+        assert torch.allclose(out[..., 1].double(), (2 * s + threads).expand(3, threads), atol=1e-3)
+
+
+def _row_sum():
+    mod = _compile_with("ch02_reductions/row_sum.cu", "ch02_reductions/warp_reduce.cu",
+                        "ch02_reductions/block_reduce.cu")
+    for rows, cols in [(5, 1000), (4, 1025), (3, 1)]:
+        x, y = torch.randn(rows, cols), torch.empty(rows)
+        mod.row_sum(rows, 256, (x, y, rows, cols))
+        assert torch.allclose(y.double(), x.double().sum(-1), atol=1e-3)
+
+
+def _md_ops():
+    mod = _compile_with(r'''
+    extern "C" __global__ void h(const float* x, float* out, int per_lane) {
+        int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+        const float* xl = x + ((size_t)warp * 32 + lane) * per_lane;
+        float m = -INFINITY, d = 0.f;
+        for (int k = 0; k < per_lane; ++k) md_push(m, d, xl[k]);
+        warp_merge_md(m, d);
+        out[2 * (warp * 32 + lane)] = m;
+        out[2 * (warp * 32 + lane) + 1] = d;
+    }''', "ch03_online_softmax/md_ops.cu")
+    x, out = torch.randn(4, 32 * 5) * 3, torch.empty(4, 32, 2)
+    x[1, :40] = float("-inf")
+    mod.h(1, 128, (x, out, 5))
+    m = x.double().amax(-1, keepdim=True)
+    assert torch.equal(out[..., 0], m.float().expand(4, 32))
+    assert torch.allclose(out[..., 1].double(), torch.exp(x.double() - m).sum(-1, keepdim=True).expand(4, 32),
+                          rtol=1e-5)
+
+
+def _online_softmax_warp():
+    mod = _compile_with("ch03_online_softmax/online_softmax_warp.cu", "ch03_online_softmax/md_ops.cu")
+    for rows, cols in [(9, 1000), (3, 4096), (10, 1025), (8, 1)]:  # registers, long rows, scalar, 1 column
+        x = torch.randn(rows, cols) * 5
+        y = torch.empty_like(x)
+        mod.online_softmax_warp((rows + 7) // 8, 256, (x, y, rows, cols))
+        assert torch.allclose(y.double(), torch.softmax(x.double(), -1), atol=1e-6)
+
+
+def _online_softmax_block():
+    mod = _compile_with("ch03_online_softmax/online_softmax_block.cu", "ch03_online_softmax/md_ops.cu")
+    for rows, cols in [(3, 4096), (4, 1025)]:
+        x = torch.randn(rows, cols) * 5
+        y = torch.empty_like(x)
+        mod.online_softmax_block(rows, 512, (x, y, rows, cols))
+        assert torch.allclose(y.double(), torch.softmax(x.double(), -1), atol=1e-6)
+
+
+def _flash_attention_warp():
+    mod = _compile_with("ch04_flash_attention/flash_attention_warp.cu")
+    for (B, H, T, Dh), causal in [((1, 2, 37, 64), 0), ((1, 2, 37, 64), 1), ((2, 1, 10, 32), 1), ((1, 1, 9, 128), 0)]:
+        q, k, v = (torch.randn(B, H, T, Dh) for _ in range(3))
+        o, rows = torch.empty(B, H, T, Dh), B * H * T
+        mod.flash_attention_warp((rows + 3) // 4, 128, (q, k, v, o, rows, T, Dh, causal))
+        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                               is_causal=bool(causal))
+        assert torch.allclose(o.double(), ref, atol=1e-4)
+
+
+def _layernorm_welford():
+    mod = _compile_with("ch05_fused_norms/layernorm_welford.cu")
+    for rows, cols in [(4, 1000), (3, 1001), (2, 8196)]:  # registers, odd width, too long for registers
+        x, g, b = torch.randn(rows, cols) * 3 + 10, torch.rand(cols) + 0.5, torch.randn(cols)
+        y = torch.empty_like(x)
+        mod.layernorm_welford(rows, 256, (x, g, b, y, rows, cols, 1e-5))
+        ref = torch.nn.functional.layer_norm(x.double(), (cols,), g.double(), b.double(), 1e-5)
+        assert torch.allclose(y.double(), ref, atol=1e-4)
+
+
+def _rmsnorm_vec():
+    mod = _compile_with("ch05_fused_norms/rmsnorm_vec.cu")
+    for rows, cols in [(4, 1024), (3, 8), (2, 8192)]:
+        x, g = torch.randn(rows, cols).bfloat16(), (torch.rand(cols) + 0.5).bfloat16()
+        y = torch.empty_like(x)
+        mod.rmsnorm_vec(rows, 256, (x, g, y, rows, cols, 1e-5))
+        ref = torch.nn.functional.rms_norm(x.double(), (cols,), g.double(), 1e-5)
+        assert torch.allclose(y.double(), ref, rtol=1e-2, atol=1e-2)
+
+
+REFERENCE_KERNELS = {
+    "ch01_softmax/softmax_3pass.cu": _softmax_3pass,
+    "ch02_reductions/warp_reduce.cu": _warp_reduce,
+    "ch02_reductions/block_reduce.cu": _block_reduce,
+    "ch02_reductions/row_sum.cu": _row_sum,
+    "ch03_online_softmax/md_ops.cu": _md_ops,
+    "ch03_online_softmax/online_softmax_warp.cu": _online_softmax_warp,
+    "ch03_online_softmax/online_softmax_block.cu": _online_softmax_block,
+    "ch04_flash_attention/flash_attention_warp.cu": _flash_attention_warp,
+    "ch05_fused_norms/layernorm_welford.cu": _layernorm_welford,
+    "ch05_fused_norms/rmsnorm_vec.cu": _rmsnorm_vec,
+}
+
+
+def test_every_cuda_reference_kernel_is_covered():
+    root = os.path.dirname(os.path.dirname(__file__))
+    found = sorted(os.path.relpath(p, os.path.join(root, REF)) for p in glob.glob(os.path.join(root, REF, "*", "*.cu")))
+    assert found == sorted(REFERENCE_KERNELS)
+
+
+@cpu_only
+@pytest.mark.parametrize("path", list(REFERENCE_KERNELS))
+def test_reference_kernels_run_clean_under_race_detection(path):
+    import course.cpucuda as cc
+    assert cc.RACECHECK
+    REFERENCE_KERNELS[path]()  # a race, deadlock or wrong result raises

@@ -3,6 +3,11 @@
 // Fibers switch only at __syncthreads, __syncwarp and warp intrinsics, which are real
 // barriers honouring their masks; threads that return drop out. A barrier nobody can pass
 // is reported as a deadlock that names the block and what its threads wait on.
+// Shared-memory races are detected as compute-sanitizer's racecheck does: the cell is compiled
+// with GCC's -fsanitize=thread instrumentation, whose hooks (__tsan_read4 etc., defined at the
+// end of this file, no TSan runtime) see every load and store; those that fall in shared memory
+// are checked against the last write and the reads of their bytes since the last __syncthreads().
+// __shared__ variables live in one pool (course/cpucuda/__init__.py rewrites their declarations).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -11,8 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <vector>
@@ -23,10 +30,14 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
-#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static  // declarations the translator cannot read stay plain statics (not checked)
 #define __constant__ static
 #define warpSize 32
+// The scheduler and the race checker are not instrumented (their own loads and stores are not
+// the kernel's); GCC inlines across this attribute only into functions that share it.
+#define FC_NOSAN __attribute__((no_sanitize_thread))
+#define FC_HOT FC_NOSAN __attribute__((always_inline)) inline
 
 struct uint3 { unsigned x, y, z; };
 struct dim3 {
@@ -52,6 +63,10 @@ struct Fiber {
   unsigned mask = 0;
   int arg = 0, width = 32, line = 0;
   uint64_t value = 0, result = 0;
+  // race detection: warp operations completed, and the count at the last one that included all
+  // lanes of the warp / each lane (accesses before it are ordered before the other lanes' after it)
+  uint32_t ws = 0, full_ws = 0;
+  uint32_t lane_ws[32] = {};
 };
 
 struct Ctx {
@@ -63,14 +78,14 @@ struct Ctx {
   uint3 blockIdx{0, 0, 0};
   dim3 blockDim, gridDim;
   std::function<void()> body;
-  std::vector<char> dyn_smem;
   std::string error;
 };
-inline Ctx& ctx() { static Ctx c; return c; }
+inline Ctx the_ctx;  // not a function-local static: no guard to test on every threadIdx
+inline Ctx& ctx() { return the_ctx; }
 
-inline void yield_to_scheduler() {
-  Fiber* f = ctx().cur;
-  if (!_setjmp(f->env)) _longjmp(ctx().sched, 1);
+FC_NOSAN inline void yield_to_scheduler() {
+  Fiber* f = the_ctx.cur;
+  if (!_setjmp(f->env)) _longjmp(the_ctx.sched, 1);
 }
 
 [[noreturn]] inline void fail(const std::string& msg) {
@@ -86,10 +101,233 @@ inline void trampoline() {
   _longjmp(ctx().sched, 1);
 }
 
-inline void* dynamic_smem() { return ctx().dyn_smem.data(); }
+// ---- shared memory and its race detection -----------------------------------------------------
+// Static __shared__ variables are carved out of one pool (shared_var, called by the rewritten
+// declarations), dynamic shared memory is one mapping per launch; both have shadow cells, one per
+// 4-byte word: the last write (thread, barrier epoch, warp-sync count, code address, which bytes)
+// and up to two reads since. A write and a read, or two writes, of a byte by different threads in
+// one epoch (no __syncthreads() between) are a race unless a warp operation that both joined lies
+// between (a __syncwarp() or a shuffle naming both lanes). Atomics do not race with atomics.
+// What a cell forgets (an older access to other bytes of its word, a third reader) can only hide a
+// race, never make one up: a correct kernel is never reported.
 
-inline void syncthreads(int line) {
-  Fiber* f = ctx().cur;
+enum AccKind : uint8_t { A_NONE, A_READ, A_WRITE, A_ATOMIC };
+struct Acc { uint32_t epoch; uint16_t tid; uint8_t kind, mask; uint32_t ws, pc; };  // mask: bytes of the word
+struct Cell { Acc w, r1, r2; };
+struct VarInfo { size_t off, size, elem; int rank; size_t ext[4]; const char* name; };
+constexpr size_t STATIC_SMEM_CAP = size_t(1) << 20, MAX_SHARED_VARS = 1024;
+
+struct Track {
+  uintptr_t s_lo = 0, s_span = 0, d_lo = 0, d_span = 0;  // static pool (bytes handed out), dynamic
+  Cell* s_cells = nullptr;
+  Cell* d_cells = nullptr;
+  size_t d_cap = 0;
+  uint32_t epoch = 1;
+  bool on = false;  // a fiber runs, outside an atomic
+  uintptr_t base = 0;  // load address of this library: code addresses are reported relative to it
+  Fiber* fibers = nullptr;
+  const char* dyn_name = nullptr;
+  size_t dyn_elem = 1;
+  const char* load_error = nullptr;
+  size_t nvars = 0;
+  VarInfo vars[MAX_SHARED_VARS] = {};
+};
+inline Track trk;
+alignas(4096) inline char static_smem[STATIC_SMEM_CAP];
+
+template <class T> inline void extents_of(size_t* e) {
+  if constexpr (std::rank<T>::value > 0) {
+    e[0] = std::extent<T>::value;
+    extents_of<typename std::remove_extent<T>::type>(e + 1);
+  }
+}
+
+// `__shared__ float buf[256];` becomes `static float (&buf)[256] = *fc::shared_var<float[256]>("buf", 0);`
+template <class T> inline T* shared_var(const char* name, size_t align) {
+  Track& K = trk;
+  size_t a = alignof(T) > align ? alignof(T) : align;
+  size_t off = (K.s_span + a - 1) / a * a;
+  if (off + sizeof(T) > STATIC_SMEM_CAP || K.nvars == MAX_SHARED_VARS) {
+    static const char* msg = "the __shared__ variables of this cell exceed the CPU layer's 1 MiB";
+    if (ctx().cur) fail(msg);
+    K.load_error = msg;
+    return reinterpret_cast<T*>(static_smem);
+  }
+  VarInfo& v = K.vars[K.nvars++];
+  v.off = off; v.size = sizeof(T); v.elem = sizeof(typename std::remove_all_extents<T>::type); v.name = name;
+  v.rank = std::rank<T>::value <= 4 ? (int)std::rank<T>::value : 0;
+  if constexpr (std::rank<T>::value <= 4) extents_of<T>(v.ext);
+  K.s_lo = (uintptr_t)static_smem;
+  K.s_span = off + sizeof(T);
+  return reinterpret_cast<T*>(static_smem + off);
+}
+
+// `extern __shared__ float buf[];` becomes `float* buf = fc::dynamic_smem<float>("buf");`
+template <class T> inline T* dynamic_smem(const char* name) {
+  trk.dyn_name = name;
+  trk.dyn_elem = sizeof(T);
+  return reinterpret_cast<T*>(trk.d_lo);
+}
+inline void* dynamic_smem() { return reinterpret_cast<void*>(trk.d_lo); }
+
+FC_NOSAN inline void next_epoch() {  // a barrier passed, or a new block: earlier accesses are ordered before
+  if (++trk.epoch < 0xfffffff0u) return;
+  if (trk.s_cells) madvise(trk.s_cells, STATIC_SMEM_CAP / 4 * sizeof(Cell), MADV_DONTNEED);  // zero-fills
+  if (trk.d_cells) madvise(trk.d_cells, trk.d_cap / 4 * sizeof(Cell), MADV_DONTNEED);
+  trk.epoch = 1;
+}
+
+FC_HOT bool ordered(const Acc& x, const Fiber* f) {  // x by another thread, ordered before f's access?
+  if ((x.tid >> 5) != (f->linear >> 5)) return false;
+  const Fiber& o = trk.fibers[x.tid];
+  return o.full_ws > x.ws || o.lane_ws[f->linear & 31] > x.ws;
+}
+
+inline std::string describe_byte(uintptr_t a) {
+  char buf[200];
+  const Track& K = trk;
+  if (a - K.d_lo < K.d_span) {
+    size_t o = a - K.d_lo, e = K.dyn_elem ? K.dyn_elem : 1;
+    if (K.dyn_name) std::snprintf(buf, sizeof buf, "%s[%zu]", K.dyn_name, o / e);
+    else std::snprintf(buf, sizeof buf, "byte %zu of the dynamic shared memory", o);
+    return buf;
+  }
+  size_t o = a - K.s_lo;
+  for (size_t i = 0; i < K.nvars; ++i) {
+    const VarInfo& v = K.vars[i];
+    if (o < v.off || o >= v.off + v.size) continue;
+    std::string s = v.name;
+    size_t idx = (o - v.off) / (v.elem ? v.elem : 1);
+    if (v.rank > 0) {
+      size_t ix[4];
+      for (int k = v.rank - 1; k >= 0; --k) { ix[k] = idx % v.ext[k]; idx /= v.ext[k]; }
+      for (int k = 0; k < v.rank; ++k) s += "[" + std::to_string(ix[k]) + "]";
+    } else if (v.size > 1 && o != v.off) {
+      s += " (byte " + std::to_string(o - v.off) + ")";
+    }
+    return s;
+  }
+  std::snprintf(buf, sizeof buf, "byte %zu of static shared memory", o);
+  return buf;
+}
+
+[[noreturn]] inline void report_race(Acc first, Acc second, uintptr_t a) {
+  trk.on = false;
+  const Ctx& C = ctx();
+  auto who = [&](unsigned t) {
+    char b[64];
+    std::snprintf(b, sizeof b, "thread (%u, %u, %u)", t % C.blockDim.x, t / C.blockDim.x % C.blockDim.y,
+                  t / (C.blockDim.x * C.blockDim.y));
+    return std::string(b);
+  };
+  auto verb = [](int k) { return k == A_READ ? "read" : k == A_WRITE ? "wrote" : "updated"; };
+  auto at = [](uint32_t pc) {  // the parent turns @L<address>@ into "line N" (addr2line)
+    char b[32];
+    std::snprintf(b, sizeof b, "@L%x@", pc);
+    return std::string(b);
+  };
+  char block[80];
+  std::snprintf(block, sizeof block, " of block (%u, %u, %u)", C.blockIdx.x, C.blockIdx.y, C.blockIdx.z);
+  std::string s = "shared-memory race: " + who(first.tid) + block + " " + verb(first.kind) + " " + describe_byte(a) +
+                  (first.kind == A_ATOMIC ? " atomically" : "") + " at " + at(first.pc) + " and " + who(second.tid) +
+                  " " + verb(second.kind) + " it" + (second.kind == A_ATOMIC ? " atomically" : "") + " at " +
+                  at(second.pc) + " with no __syncthreads() between";
+  if ((first.tid >> 5) == (second.tid >> 5))
+    s += " (nor a __syncwarp() or shuffle that both join: they are lanes " + std::to_string(first.tid & 31) +
+         " and " + std::to_string(second.tid & 31) + " of one warp)";
+  fail(s);
+}
+
+// The access of bytes [off, off + n) of a region (base: its address, c: its cells).
+FC_NOSAN __attribute__((noinline)) inline void check(Cell* c, uintptr_t base, uintptr_t off, unsigned n, uint8_t kind,
+                                                     uintptr_t pc) {
+  const Fiber* f = the_ctx.cur;
+  const uint16_t me = (uint16_t)f->linear;
+  const uint32_t E = trk.epoch;
+  Acc now{E, me, kind, 0, f->ws, (uint32_t)(pc - trk.base)};
+  for (uintptr_t b = off, end = off + n; b < end; b = (b | 3) + 1) {
+    const uintptr_t w0 = b & ~uintptr_t(3);
+    const unsigned lo = unsigned(b - w0), hi = end - w0 < 4 ? unsigned(end - w0) : 4u;
+    const uint8_t m = (uint8_t)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    now.mask = m;
+    Cell& x = c[b >> 2];
+    auto byte = [&](unsigned both) { return base + w0 + __builtin_ctz(both); };
+    if (x.w.epoch == E && x.w.tid != me && (x.w.mask & m) && !(kind == A_ATOMIC && x.w.kind == A_ATOMIC) &&
+        !ordered(x.w, f))
+      report_race(x.w, now, byte(x.w.mask & m));
+    if (kind == A_READ) {
+      if (x.r1.epoch != E) { x.r1 = now; x.r2.epoch = 0; }
+      else if (x.r1.tid == me) x.r1 = now;  // its latest read is the one to order
+      else if (x.r2.epoch != E || x.r2.tid == me) x.r2 = now;
+    } else {
+      bool k1 = x.r1.epoch == E, k2 = k1 && x.r2.epoch == E;
+      if (k1 && (x.r1.mask & m)) {
+        if (x.r1.tid != me && !ordered(x.r1, f)) report_race(x.r1, now, byte(x.r1.mask & m));
+        k1 = false;
+      }
+      if (k2 && (x.r2.mask & m)) {
+        if (x.r2.tid != me && !ordered(x.r2, f)) report_race(x.r2, now, byte(x.r2.mask & m));
+        k2 = false;
+      }
+      if (!k1 && k2) { x.r1 = x.r2; k1 = true; k2 = false; }  // keep the reads of other bytes
+      if (!k1) x.r1.epoch = 0;
+      if (!k2) x.r2.epoch = 0;
+      x.w = now;
+    }
+  }
+}
+
+// Every instrumented load and store comes here: two range tests for memory that is not shared.
+FC_HOT void on_access(uintptr_t a, unsigned n, uint8_t kind, void* pc) {
+  const Track& K = trk;
+  uintptr_t o = a - K.s_lo, span;
+  Cell* c;
+  if (o < K.s_span) { c = K.s_cells; span = K.s_span; }
+  else if ((o = a - K.d_lo) < K.d_span) { c = K.d_cells; span = K.d_span; }
+  else return;
+  if (!K.on) return;
+  if (n > span - o) n = (unsigned)(span - o);
+  check(c, a - o, o, n, kind, (uintptr_t)pc - 1);
+}
+
+// Atomics: one atomic access, then the plain read-modify-write is not watched.
+FC_NOSAN __attribute__((noinline)) inline bool atomic_begin(void* p, unsigned n, void* pc) {
+  bool was = trk.on;
+  on_access((uintptr_t)p, n, A_ATOMIC, pc);
+  trk.on = false;
+  return was;
+}
+FC_NOSAN __attribute__((noinline)) inline void atomic_end(bool was) { trk.on = was; }
+
+// Shadow memory for this launch; dynamic shared memory zeroed as before.
+inline bool prepare_smem(size_t smem) {
+  Track& K = trk;
+  if (!K.s_cells) {
+    void* p = mmap(nullptr, STATIC_SMEM_CAP / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    K.s_cells = (Cell*)p;
+    K.s_lo = (uintptr_t)static_smem;
+  }
+  size_t need = (smem + 16 + 4095) / 4096 * 4096;
+  if (need > K.d_cap) {
+    if (K.d_cap) { munmap((void*)K.d_lo, K.d_cap); munmap(K.d_cells, K.d_cap / 4 * sizeof(Cell)); }
+    void* m = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* c = mmap(nullptr, need / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED || c == MAP_FAILED) { K.d_cap = 0; K.d_lo = K.d_span = 0; return false; }
+    K.d_lo = (uintptr_t)m; K.d_cells = (Cell*)c; K.d_cap = need;
+  }
+  std::memset((void*)K.d_lo, 0, smem + 16);
+  K.d_span = smem + 16;
+  Dl_info info;
+  if (!K.base && dladdr((void*)&trk, &info)) K.base = (uintptr_t)info.dli_fbase;
+  return true;
+}
+
+
+FC_NOSAN inline void syncthreads(int line) {
+  Fiber* f = the_ctx.cur;
   f->state = BAR;
   f->bar_line = line;
   yield_to_scheduler();
@@ -107,8 +345,8 @@ template <class T> inline T unbits(uint64_t b) {
   return v;
 }
 
-inline uint64_t warp_op(WarpOp op, unsigned mask, uint64_t value, int arg, int width, int line) {
-  Fiber* f = ctx().cur;
+FC_NOSAN inline uint64_t warp_op(WarpOp op, unsigned mask, uint64_t value, int arg, int width, int line) {
+  Fiber* f = the_ctx.cur;
   int lane = f->linear % 32;
   if (!(mask >> lane & 1u)) {
     char buf[200];
@@ -136,8 +374,8 @@ inline std::string lanes_str(unsigned m) {
 }
 
 // Resolve the warp operations whose participants have all arrived. Returns true on progress.
-inline bool resolve_warps(int nthreads) {
-  auto& F = ctx().fibers;
+FC_NOSAN inline bool resolve_warps(int nthreads) {
+  Fiber* F = trk.fibers;
   bool progress = false;
   for (int base = 0; base < nthreads; base += 32) {
     int n = std::min(32, nthreads - base);
@@ -169,6 +407,8 @@ inline bool resolve_warps(int nthreads) {
       unsigned ballot = 0;
       for (int k = 0; k < 32; ++k)
         if ((a.mask >> k & 1u) && F[base + k].value) ballot |= 1u << k;
+      const unsigned lanes = n == 32 ? 0xffffffffu : (1u << n) - 1u;
+      const bool full = (a.mask & lanes) == lanes;
       for (int k = 0; k < 32; ++k) {
         if (!(a.mask >> k & 1u)) continue;
         Fiber& t = F[base + k];
@@ -184,6 +424,9 @@ inline bool resolve_warps(int nthreads) {
         else if (t.op == W_SYNC) t.result = 0;
         else t.result = (a.mask >> src & 1u) && src < n ? F[base + src].value : t.value;
         t.state = RUN;
+        ++t.ws;  // a convergence point of these lanes: orders their shared-memory accesses
+        if (full) t.full_ws = t.ws;
+        else for (int l = 0; l < 32; ++l) if (a.mask >> l & 1u) t.lane_ws[l] = t.ws;
       }
       progress = true;
     }
@@ -226,9 +469,9 @@ inline std::string describe_deadlock(int nthreads) {
 }
 
 // Run one block to completion. Returns false (and sets error) on a deadlock or fault.
-inline bool run_block(int nthreads) {
-  auto& C = ctx();
-  auto& F = C.fibers;
+FC_NOSAN inline bool run_block(int nthreads) {
+  Ctx& C = the_ctx;
+  Fiber* F = trk.fibers;
   ucontext_t proto;
   getcontext(&proto);
   for (int i = 0; i < nthreads; ++i) {
@@ -243,6 +486,7 @@ inline bool run_block(int nthreads) {
     f.uc.uc_link = nullptr;
     makecontext(&f.uc, (void (*)())trampoline, 0);
   }
+  next_epoch();  // blocks have their own shared memory: nothing of the last block conflicts
   int live = nthreads;
   while (live > 0) {
     bool progress = false;
@@ -252,9 +496,11 @@ inline bool run_block(int nthreads) {
       C.cur = &f;
       int r = _setjmp(C.sched);
       if (r == 0) {
+        trk.on = true;
         if (!f.started) { f.started = true; setcontext(&f.uc); }
         else _longjmp(f.env, 1);
       }
+      trk.on = false;
       if (r == 2) return false;  // fail() inside the kernel
       progress = true;
       if (f.state == DONE) --live;
@@ -273,6 +519,7 @@ inline bool run_block(int nthreads) {
     }
     if (at_bar == live && same) {
       for (int i = 0; i < nthreads; ++i) if (F[i].state == BAR) F[i].state = RUN;
+      next_epoch();
       progress = true;
     }
     if (!progress) { C.error = describe_deadlock(nthreads); return false; }
@@ -286,8 +533,9 @@ inline int launch(std::function<void()> body, dim3 grid, dim3 block, size_t smem
   if (nthreads < 1 || nthreads > 1024) { C.error = "a block holds 1 to 1024 threads"; return 1; }
   C.body = std::move(body);
   C.gridDim = grid; C.blockDim = block;
-  C.dyn_smem.assign(smem + 16, 0);
   C.error.clear();
+  if (trk.load_error) { C.error = trk.load_error; return 1; }
+  if (!prepare_smem(smem)) { C.error = "cannot allocate shared memory"; return 1; }
   if (C.nstacks < (size_t)nthreads) {
     if (C.stacks) munmap(C.stacks, C.nstacks * C.stack_size);
     void* p = mmap(nullptr, (size_t)nthreads * C.stack_size, PROT_READ | PROT_WRITE,
@@ -296,6 +544,7 @@ inline int launch(std::function<void()> body, dim3 grid, dim3 block, size_t smem
     C.stacks = (char*)p; C.nstacks = nthreads;
   }
   C.fibers.resize(nthreads);
+  trk.fibers = C.fibers.data();
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -361,14 +610,33 @@ inline unsigned max(unsigned a, int b) { return std::max(a, (unsigned)b); }
 inline unsigned min(unsigned a, int b) { return std::min(a, (unsigned)b); }
 
 // ---- atomics (fibers switch only at barriers, so plain operations are atomic) ----
-template <class T> inline T atomicAdd(T* p, T v) { T o = *p; *p = o + v; return o; }
-template <class T> inline T atomicSub(T* p, T v) { T o = *p; *p = o - v; return o; }
-template <class T> inline T atomicMax(T* p, T v) { T o = *p; *p = o > v ? o : v; return o; }
-template <class T> inline T atomicMin(T* p, T v) { T o = *p; *p = o < v ? o : v; return o; }
-template <class T> inline T atomicExch(T* p, T v) { T o = *p; *p = v; return o; }
-template <class T> inline T atomicCAS(T* p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
-template <class T> inline T atomicOr(T* p, T v) { T o = *p; *p = o | v; return o; }
-template <class T> inline T atomicAnd(T* p, T v) { T o = *p; *p = o & v; return o; }
+// Not inlined: the return address is the caller's line, for a race report. The value converts to
+// the pointer's type (atomicAdd(&unsigned_counter, 1) compiles, as with nvcc's overloads).
+namespace fc { template <class T> struct same { using type = T; }; }
+#define FC_ATOMIC(NAME, EXPR)                                                            \
+  template <class T> __attribute__((noinline)) T NAME(T* p, typename fc::same<T>::type v) { \
+    bool was = fc::atomic_begin((void*)p, sizeof(T), __builtin_return_address(0));           \
+    T o = *p;                                                                            \
+    *p = (EXPR);                                                                         \
+    fc::atomic_end(was);                                                                 \
+    return o;                                                                            \
+  }
+FC_ATOMIC(atomicAdd, o + v)
+FC_ATOMIC(atomicSub, o - v)
+FC_ATOMIC(atomicMax, o > v ? o : v)
+FC_ATOMIC(atomicMin, o < v ? o : v)
+FC_ATOMIC(atomicExch, v)
+FC_ATOMIC(atomicOr, o | v)
+FC_ATOMIC(atomicAnd, o & v)
+FC_ATOMIC(atomicXor, o ^ v)
+template <class T> __attribute__((noinline)) T atomicCAS(T* p, typename fc::same<T>::type cmp,
+                                                          typename fc::same<T>::type v) {
+  bool was = fc::atomic_begin((void*)p, sizeof(T), __builtin_return_address(0));
+  T o = *p;
+  if (o == cmp) *p = v;
+  fc::atomic_end(was);
+  return o;
+}
 inline void __threadfence() {}
 inline void __threadfence_block() {}
 
@@ -469,3 +737,32 @@ inline __half2 __hmul2(__half2 a, __half2 b) { return __half2{a.x * b.x, a.y * b
 #endif
 #define FLT_MAX 3.402823466e+38f
 #define FLT_MIN 1.175494351e-38f
+
+// ---- the instrumentation's hooks (GCC -fsanitize=thread without its runtime) ----
+#if !defined(__SANITIZE_THREAD__) && defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+#define FC_TSAN_HOOKS(N)                                                                                  \
+  extern "C" FC_NOSAN void __tsan_read##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_READ, __builtin_return_address(0)); } \
+  extern "C" FC_NOSAN void __tsan_write##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_WRITE, __builtin_return_address(0)); } \
+  extern "C" FC_NOSAN void __tsan_volatile_read##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_READ, __builtin_return_address(0)); } \
+  extern "C" FC_NOSAN void __tsan_volatile_write##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_WRITE, __builtin_return_address(0)); }
+#define FC_TSAN_UNALIGNED(N)                                                                              \
+  extern "C" FC_NOSAN void __tsan_unaligned_read##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_READ, __builtin_return_address(0)); } \
+  extern "C" FC_NOSAN void __tsan_unaligned_write##N(void* p) { fc::on_access((uintptr_t)p, N, fc::A_WRITE, __builtin_return_address(0)); }
+FC_TSAN_HOOKS(1) FC_TSAN_HOOKS(2) FC_TSAN_HOOKS(4) FC_TSAN_HOOKS(8) FC_TSAN_HOOKS(16)
+FC_TSAN_UNALIGNED(2) FC_TSAN_UNALIGNED(4) FC_TSAN_UNALIGNED(8) FC_TSAN_UNALIGNED(16)
+extern "C" FC_NOSAN void __tsan_read_range(void* p, long n) {
+  fc::on_access((uintptr_t)p, (unsigned)n, fc::A_READ, __builtin_return_address(0));
+}
+extern "C" FC_NOSAN void __tsan_write_range(void* p, long n) {
+  fc::on_access((uintptr_t)p, (unsigned)n, fc::A_WRITE, __builtin_return_address(0));
+}
+extern "C" FC_NOSAN void __tsan_init() {}
+extern "C" FC_NOSAN void __tsan_func_entry(void*) {}
+extern "C" FC_NOSAN void __tsan_func_exit(void*) {}
+extern "C" FC_NOSAN void __tsan_vptr_update(void*, void*) {}
+#endif
