@@ -55,7 +55,7 @@ def _test_source(exercise_id: str, check: str) -> str:
 
 
 def _solution_source(exercise_id: str, lang: str) -> str:
-    from kernels_ref import notebook_part
+    from .submission import notebook_part
 
     from . import registry
     ex = registry.get(exercise_id)

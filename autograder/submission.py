@@ -59,6 +59,21 @@ def cells_from_notebook(nb) -> list[Cell]:
     return [c for _, c in solution_cells(nb)]
 
 
+NOTEBOOK_MARKERS = ("# %% notebook", "// %% notebook")
+
+
+def notebook_part(path: str) -> str:
+    """The part of a reference file (kernels_ref/...) after its `%% notebook` line: what the notebook's
+    solution cell holds. Read as text: the grader never imports the reference kernels."""
+    with open(path) as f:
+        text = f.read()
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() in NOTEBOOK_MARKERS:
+            return "\n".join(lines[i + 1:]).strip("\n") + "\n"
+    return text
+
+
 def cells_from_files(paths) -> list[Cell]:
     out = []
     for p in paths:

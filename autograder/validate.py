@@ -20,7 +20,7 @@ from course import mode
 
 from . import registry
 from .exercise import TIMED_CHECKS
-from .cli import _course_copy, _nbgrader
+from .nbgrader_run import _course_copy, _nbgrader
 from .nbgrader_plugins import check_calls
 from .nbtext import notebook_path
 from .submissions import for_chapter

@@ -1,7 +1,7 @@
 """Tuning sweep for the Chapter 4 FlashAttention reference on a GPU (results go into BENCHMARKS.md).
 
-python tests/gpu_tune_attention.py --sweep out.json: TFLOP/s against T for the plot.
-python tests/gpu_tune_attention.py [--quick]: tile configurations of the Triton kernel at
+python benchmarks/gpu_tune_attention.py --sweep out.json: TFLOP/s against T for the plot.
+python benchmarks/gpu_tune_attention.py [--quick]: tile configurations of the Triton kernel at
 B=4, H=32, T=4096, bf16, D 64/128, causal and not, next to SDPA's flash and cuDNN backends,
 all timed in this process with course.timing.bench (L2 flushed, median). TFLOP/s = 4·B·H·T²·D / t
 (half of that when causal).

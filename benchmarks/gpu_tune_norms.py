@@ -1,5 +1,5 @@
 """Tuning sweep for the Chapter 5 references on a GPU (results go into BENCHMARKS.md):
-python tests/gpu_tune_norms.py. LayerNorm register budgets (rows kept in registers up to
+python benchmarks/gpu_tune_norms.py. LayerNorm register budgets (rows kept in registers up to
 LN_VEC * 1024 floats), at both benchmark shapes, % of a copy measured in the same process."""
 import os
 import sys

@@ -6,16 +6,6 @@ it into the source notebook, so notebook and reference cannot drift.
 """
 import os
 
+from autograder.submission import NOTEBOOK_MARKERS as MARKERS, notebook_part  # noqa: F401  (one definition)
+
 ROOT = os.path.dirname(os.path.abspath(__file__))
-MARKERS = ("# %% notebook", "// %% notebook")
-
-
-def notebook_part(path: str) -> str:
-    """The part of a reference file that goes into the notebook."""
-    with open(path) as f:
-        text = f.read()
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.strip() in MARKERS:
-            return "\n".join(lines[i + 1:]).strip("\n") + "\n"
-    return text
