@@ -8,9 +8,11 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -
 # wheel index if plain `pip install torch==2.13.0` would fetch the CUDA build on your machine.
 TORCH_INDEX ?=
 TORCH_ARGS  := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple)
+# `jupyter lab` options for `make lab` / `make formgrader`, e.g. LAB_ARGS="--port=9999 --no-browser".
+# lab/serve.sh binds 127.0.0.1 and adds --allow-root as root by itself, unless given other values here.
 LAB_ARGS    ?= $(if $(filter 0,$(shell id -u)),--allow-root) --ip=127.0.0.1
 
-.PHONY: lab test install gpu-test clean
+.PHONY: lab formgrader test test-browser install gpu-test clean
 
 install: $(STAMP)
 
@@ -20,12 +22,22 @@ $(STAMP):
 	$(BIN)/python -m pip install -q triton==3.7.1 -e ".[dev]"
 	rm -f $(VENV)/.installed-* && touch $@
 
+# The student view: the whole course (server root = repository root), chapter 1 opened, nbgrader's
+# Validate button; nbgrader's instructor tools off (lab/student/, added through JUPYTER_CONFIG_PATH).
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(LAB_ARGS) release/ch01_softmax/ch01_softmax.ipynb
+	JUPYTER=$(BIN)/jupyter bash lab/serve.sh student $(LAB_ARGS)
+
+# The instructor view: the same server with nbgrader's formgrader and create-assignment tools.
+formgrader: $(STAMP)
+	JUPYTER=$(BIN)/jupyter bash lab/serve.sh instructor $(LAB_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q -ra --timeout=1200
+
+# A student in a real browser (Debian chromium + Playwright) against `make lab`'s server; also in `make test`.
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest -q -ra tests/test_browser.py
 
 # On a machine with an NVIDIA GPU: the same tests, bandwidth and CUDA included.
 gpu-test: $(STAMP)
