@@ -150,26 +150,37 @@ class Student:
             ".map(c => c.querySelector('.jp-InputPrompt').textContent.trim())")
 
     def open_from_file_browser(self, path: str):
-        """Home in the file browser, then double-click each folder and the notebook."""
+        """Home in the file browser, then double-click each folder and the notebook.
+
+        The listing re-renders when the server's files change (a save, the periodic refresh); a
+        double-click that lands in a re-render is lost, so each step is retried until it shows.
+        """
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
         from playwright.sync_api import expect
         browser = self.page.locator("#filebrowser")
         if not browser.is_visible():
             self.page.locator('.jp-SideBar [data-id="filebrowser"]').click()
         crumbs = browser.locator(".jp-BreadCrumbs")
         parts = path.split("/")
-        for attempt in range(3):  # JupyterLab may still be moving the browser to the notebook it opened
-            browser.locator(".jp-BreadCrumbs-home").click()
-            try:
-                expect(crumbs).not_to_contain_text(parts[0], timeout=5_000)
-                self._item(parts[0]).wait_for(timeout=30_000)
-                break
-            except AssertionError:
-                if attempt == 2:
-                    raise
+
+        def step(action, shown):
+            for attempt in range(4):
+                try:
+                    action()
+                    shown()
+                    return
+                except (AssertionError, PlaywrightTimeout):
+                    if attempt == 3:
+                        raise
+
+        step(lambda: browser.locator(".jp-BreadCrumbs-home").click(),  # JupyterLab may still be moving it
+             lambda: (expect(crumbs).not_to_contain_text(parts[0], timeout=5_000),
+                      self._item(parts[0]).wait_for(timeout=10_000)))
         for n, part in enumerate(parts):
-            self._item(part).dblclick(timeout=30_000)
-            if n < len(parts) - 1:
-                expect(crumbs).to_contain_text(part)
+            last = n == len(parts) - 1
+            step(lambda: self._item(part).dblclick(timeout=30_000),
+                 (lambda: expect(self.tab.locator(".lm-TabBar-tabLabel")).to_have_text(part, timeout=15_000)) if last
+                 else (lambda: expect(crumbs).to_contain_text(part, timeout=10_000)))
 
     def _item(self, name: str):
         return self.page.locator("#filebrowser .jp-DirListing-item").filter(
