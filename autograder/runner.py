@@ -1,20 +1,29 @@
 """The judge's handle on a runner process: a warm child that executes one submission's cells once
 and then serves every check of it (autograder.worker), while the verdicts are decided here.
 
+A runner is forked, ready to run cells in a few tens of milliseconds, by the judge's zygote
+(autograder.zygote: one process that imported torch, Triton, CuPy and the exercises once, and enters
+the sandbox in each child); where the zygote cannot serve (FLASHCOURSE_ZYGOTE=0, it failed to start,
+it cannot enter the sandbox) a runner is a fresh `python -m autograder.worker` inside
+autograder.sandbox, seconds slower, and the judge says why once.
+
 A crash, a hang, an `os._exit` or a corrupted CUDA context costs the check it happened in; the
 next check gets a fresh runner. A cell that hangs or kills the process while the cells load costs
 the exercises that cell defines: the runner is restarted without it.
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -67,19 +76,173 @@ def _scratch() -> str:
     return tempfile.mkdtemp(prefix="flashcourse-run-", dir=base)
 
 
+class ZygoteError(Exception):
+    """The zygote could not give a runner (it is not ready, died, or refused): start one the slow way."""
+
+
+class _Forked:
+    """A runner forked by the zygote, as much of subprocess.Popen as _Process uses: its exit status comes
+    from the zygote (its parent) over the runner's status socket."""
+
+    def __init__(self, pid: int, status: socket.socket):
+        self.pid, self.status, self.returncode = pid, status, None
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.status is not None:
+            ready, _, _ = select.select([self.status], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired("runner", timeout)
+            try:
+                data = self.status.recv(4096)
+                self.returncode = int(json.loads(data)["code"]) if data else None  # nothing: the zygote died
+            except (OSError, ValueError, KeyError, TypeError):
+                self.returncode = None
+            self.status.close()
+            self.status = None
+        return self.returncode
+
+    def kill(self) -> None:
+        """Kill its process group (the zygote does: no pid of ours to reuse), and wait until it is gone. Without
+        a zygote there is nothing to kill: a runner dies with its zygote (PR_SET_PDEATHSIG)."""
+        if self.status is not None:
+            try:
+                self.status.send(b"kill")
+            except OSError:
+                pass
+            try:
+                self.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.status.close()
+                self.status = None
+
+
+class _Zygote:
+    """The judge's one runner zygote (autograder.zygote), started on the first runner's request and again if
+    it dies. Runners forked by it start without importing anything: see autograder/zygote.py."""
+    lock = threading.Lock()
+    current: _Zygote | None = None
+    broken: str | None = None  # why a zygote could not start here: runners start the slow way from then on
+    said: set[str] = set()
+    retired: list[_Zygote] = []  # zygotes of an earlier sandbox setting (FLASHCOURSE_SANDBOX changed)
+
+    def __init__(self, sandboxed: bool):
+        from . import zygote  # (imported here, not run: it names the module, also for the student pack's closure)
+        self.owner, self.sandboxed = os.getpid(), sandboxed
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock, self.ready = mine, None
+        self.log = tempfile.TemporaryFile("w+")
+        env = dict(_env(), FLASHCOURSE_MODE_PROBED="1", FLASHCOURSE_ZYGOTE_SANDBOX="1" if sandboxed else "0")
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", zygote.__name__, str(theirs.fileno())],
+                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,
+                                         stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True)
+        finally:
+            theirs.close()
+
+    def tail(self) -> str:
+        self.log.seek(0)
+        return " | ".join(self.log.read()[-4000:].strip().splitlines()[-6:])
+
+    def _receive(self, timeout: float, what: str) -> tuple[dict, list[int]]:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            raise ZygoteError(f"the zygote did not answer ({what}) in {timeout:.0f} s")
+        data, fds, _, _ = socket.recv_fds(self.sock, 1 << 20, 4)
+        if not data:
+            self.proc.wait()
+            raise ZygoteError(f"the zygote died (exit status {self.proc.returncode}): {self.tail()}")
+        return json.loads(data), fds
+
+    def wait_ready(self) -> dict:
+        if self.ready is None:
+            msg, _ = self._receive(START_TIMEOUT, "start")
+            if not msg.get("ready"):
+                raise ZygoteError(f"the zygote could not start: {msg.get('why')}")
+            self.ready = msg
+        return self.ready
+
+    def spawn(self, fds: tuple[int, int, int], home: str, hide: list[str]) -> _Forked:
+        req = {"op": "spawn", "env": _env(), "dir": home, "sandbox": self.sandboxed, "hide": hide}
+        socket.send_fds(self.sock, [json.dumps(req).encode()], list(fds))
+        msg, got = self._receive(60.0, "spawn")
+        if not msg.get("ok") or len(got) != 1:
+            for fd in got:
+                os.close(fd)
+            raise ZygoteError(f"the zygote refused: {msg.get('why')}")
+        return _Forked(int(msg["pid"]), socket.socket(fileno=got[0]))
+
+    def close(self) -> None:
+        self.sock.close()  # the zygote kills its runners and exits
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    @classmethod
+    def say(cls, why: str) -> None:
+        if why not in cls.said:
+            cls.said.add(why)
+            print(f"flashcourse: starting this runner without the zygote (slowly): {why}", file=sys.stderr)
+
+    @classmethod
+    def runner(cls, fds: tuple[int, int, int], home: str, hide: list[str]) -> _Forked | None:
+        """A runner forked by the zygote, or None (said once why) where the subprocess path must do."""
+        if os.environ.get("FLASHCOURSE_ZYGOTE") == "0":
+            return None
+        sandboxed = sandbox.status()[0]
+        with cls.lock:
+            if cls.broken:
+                cls.say(cls.broken)
+                return None
+            why = None
+            for _ in range(2):  # a zygote that died since the last runner is started again, once
+                z = cls.current
+                if z is None or z.owner != os.getpid() or z.sandboxed != sandboxed or z.proc.poll() is not None:
+                    if z is not None and z.owner == os.getpid():
+                        if z.proc.poll() is None:  # another sandbox setting: its runners live on
+                            cls.retired.append(z)
+                        else:
+                            z.close()
+                    z = cls.current = _Zygote(sandboxed)
+                fresh = z.ready is None
+                try:
+                    ready = z.wait_ready()
+                    if sandboxed and not ready.get("sandbox", [False])[0]:
+                        cls.broken = f"the zygote cannot enter the sandbox: {ready.get('sandbox')}"
+                        cls.say(cls.broken)
+                        return None
+                    return z.spawn(fds, home, hide)
+                except Exception as e:  # noqa: BLE001  (whatever it was: the slow path still works)
+                    why = str(e) or type(e).__name__
+                    z.close()
+                    cls.current = None
+                    if fresh:  # it never worked here: do not pay its start again for every runner
+                        cls.broken = why
+                        break
+            cls.say(why)
+            return None
+
+
 class _Process:
     def __init__(self):
         self.dir = _scratch()
         self.log = tempfile.TemporaryFile("w+")
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        argv = sandbox.wrap([sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)], home=self.dir,
-                            hide=sandbox.hidden_paths(ROOT, os.getcwd()))
-        self.proc = subprocess.Popen(argv, pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.dir,
-                                     start_new_session=True)
-        os.close(req_r)
-        os.close(rep_w)
+        hide = sandbox.hidden_paths(ROOT, os.getcwd())
+        try:
+            self.proc = _Zygote.runner((req_r, rep_w, self.log.fileno()), self.dir, hide)
+            if self.proc is None:
+                argv = sandbox.wrap([sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
+                                    home=self.dir, hide=hide)
+                self.proc = subprocess.Popen(argv, pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL,
+                                             stdout=self.log, stderr=subprocess.STDOUT, env=_env(), cwd=self.dir,
+                                             start_new_session=True)
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
         self.req, self.rep = req_w, rep_r
 
     def send(self, msg: dict) -> None:
@@ -115,11 +278,14 @@ class _Process:
         return f"the grader's process died ({how}) while running your code.{hint}\n{tail}".strip()
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: children it started too
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.wait()
+        if isinstance(self.proc, _Forked):
+            self.proc.kill()
+        else:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: children it started too
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
         for fd in (self.req, self.rep):
             try:
                 os.close(fd)

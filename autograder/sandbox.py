@@ -69,7 +69,7 @@ def wrap(argv: list[str], *, home: str, hide: list[str], network: bool = False,
     return ns + ["--"] + inner + ["--"] + list(argv)
 
 
-def _limits() -> None:
+def limits() -> None:
     import resource
     for what, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, 512),
                         (resource.RLIMIT_FSIZE, 16 << 30), (resource.RLIMIT_NOFILE, 4096)):
@@ -78,21 +78,69 @@ def _limits() -> None:
         resource.setrlimit(what, (cap, cap))
 
 
-def _mount(*args: str) -> None:
-    import subprocess
-    r = subprocess.run(["mount", *args], capture_output=True, text=True)
-    if r.returncode:
-        raise SystemExit(f"sandbox: mount {' '.join(args)} failed: {r.stderr.strip()}")
+# -- the system calls, through libc (no `mount`/`setpriv` processes: the runner zygote, autograder.zygote,
+# enters the sandbox in a forked child, without an exec) --
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE = 1024, 2048, 16384, 1 << 18
+MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 1, 24, 38, 47, 4
+_LIBC = []
+
+
+def _libc():
+    if not _LIBC:
+        import ctypes
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        import ctypes
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = (lambda s: None if s is None else s.encode())
+    _check(_libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc().unshare(flags), "unshare")
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    import ctypes
+    _check(_libc().prctl(option, ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
+           f"prctl({option})")
+
+
+def private_mounts() -> None:
+    """Mount events of this namespace stay in it (what `unshare --mount` does)."""
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+
+
+def mount_proc() -> None:
+    """A /proc of this PID namespace (`unshare --mount-proc`; CUDA fails to initialise without it: error 304)."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _hide(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        _mount("-t", "tmpfs", "-o", "size=4k,mode=0555", "flashcourse-hidden", path)
-    else:
-        _mount("--bind", "/dev/null", path)
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            _mount("flashcourse-hidden", path, "tmpfs", 0, "size=4k,mode=0555")
+        else:
+            _mount("/dev/null", path, None, MS_BIND)
+    except OSError as e:
+        raise SystemExit(f"sandbox: hiding {path} failed: {e}") from None
 
 
 _WRITABLE = ("/proc", "/sys", "/dev")  # and what lies below them (/dev/shm holds HOME)
+# statvfs flags -> the mount flags a read-only bind remount keeps (a locked flag must be kept)
+_KEEP = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+         (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
 
 
 def _read_only_everywhere(home: str) -> None:
@@ -105,8 +153,72 @@ def _read_only_everywhere(home: str) -> None:
             continue
         if p.startswith("/dev/shm") or "flashcourse-hidden" in p:
             continue
-        import subprocess
-        subprocess.run(["mount", "-o", "remount,bind,ro", p], capture_output=True)
+        try:
+            have = os.statvfs(p).f_flag
+            keep = sum(m for s, m in _KEEP if have & s)
+            keep |= 0 if have & (os.ST_NOATIME | os.ST_RELATIME) else MS_STRICTATIME
+            _mount("none", p, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+        except OSError:
+            pass  # as before: a mount point that cannot be remounted (gone, or not ours) stays as it is
+
+
+def environment(home: str) -> dict:
+    """What changes in the environment of a sandboxed process: its HOME, temporary directory and caches."""
+    return {"HOME": home, "TMPDIR": os.path.join(home, "tmp"), "TRITON_CACHE_DIR": os.path.join(home, ".triton"),
+            "CUPY_CACHE_DIR": os.path.join(home, ".cupy"), "FLASHCOURSE_CACHE": os.path.join(home, ".cache"),
+            "FLASHCOURSE_SANDBOXED": "1"}
+
+
+def enclose(home: str, hide: list[str]) -> None:
+    """Inside fresh mount (and PID, with /proc mounted) namespaces: hide the instructor's files, make every file
+    system read-only but HOME's, set the resource limits and move to HOME. Capabilities are still there."""
+    os.makedirs(home, exist_ok=True)
+    for p in hide:
+        if os.path.lexists(p):
+            _hide(p)
+    os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
+    _read_only_everywhere(home)
+    limits()
+    os.chdir(home)
+
+
+def drop_capabilities() -> None:
+    """Every capability gone for good, without an exec (what `setpriv --no-new-privs --inh-caps=-all
+    --bounding-set=-all` gives the program it executes): no new privileges, an empty bounding set, no ambient
+    capabilities, and empty effective, permitted and inheritable sets."""
+    import ctypes
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except OSError:
+        last = 63
+    for cap in range(last + 1):
+        prctl(PR_CAPBSET_DROP, cap)
+    try:
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    except OSError:
+        pass  # a kernel without ambient capabilities has none to clear
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    _check(_libc().capset(ctypes.byref(header), data), "capset")
+
+
+def capabilities() -> dict:
+    """CapInh, CapPrm, CapEff, CapBnd and CapAmb of this process, as numbers (from /proc/self/status)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Cap"):
+                k, v = line.split(":")
+                out[k] = int(v, 16)
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -127,17 +239,8 @@ def main(argv: list[str]) -> int:
         dst = os.path.join(home, os.path.basename(name))
         shutil.copy(name, dst)
         cmd = [dst if a == name else a for a in cmd]
-    for p in hide:
-        if os.path.lexists(p):
-            _hide(p)
-    tmp = os.path.join(home, "tmp")
-    os.makedirs(tmp, exist_ok=True)
-    _read_only_everywhere(home)
-    env = dict(os.environ, HOME=home, TMPDIR=tmp, TRITON_CACHE_DIR=os.path.join(home, ".triton"),
-               CUPY_CACHE_DIR=os.path.join(home, ".cupy"), FLASHCOURSE_CACHE=os.path.join(home, ".cache"),
-               FLASHCOURSE_SANDBOXED="1")
-    _limits()
-    os.chdir(home)
+    enclose(home, hide)
+    env = dict(os.environ, **environment(home))
     drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
     os.execvpe(drop[0], drop + cmd, env)
     return 127

@@ -170,12 +170,11 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     return out
 
 
-def main() -> int:
-    import time
-    _T0[0] = time.perf_counter()
-    _mark("python started")
+def serve(req_fd: int, reply_fd: int) -> int:
+    """Load the submission the judge sends on req_fd, then answer its requests until told to quit; the exit
+    status. Called by main (a fresh process) and by autograder.zygote (in a forked child, no exec)."""
+    _mark("serving")
     from autograder import wire
-    req_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     for fd in (req_fd, reply_fd):
         os.set_inheritable(fd, False)  # a process the submission starts does not get the channel
     hello = wire.receive(req_fd)
@@ -196,6 +195,14 @@ def main() -> int:
             reply = {"ok": False, "kind": kind, "message": message[:8000]}
         sys.stdout.flush()
         wire.send(reply_fd, reply)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import time
+    _T0[0] = time.perf_counter()
+    _mark("python started")
+    argv = sys.argv if argv is None else argv
+    return serve(int(argv[1]), int(argv[2]))
 
 
 if __name__ == "__main__":
