@@ -56,7 +56,7 @@ class Memory:
 TIMED_CHECKS = ("bandwidth", "throughput")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Exercise:
     id: str
     title: str

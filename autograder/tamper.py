@@ -55,7 +55,7 @@ class Snapshot:
                     continue  # the worker's own guard around run
                 if vars(ex).get(k, _MISSING) is not v:
                     changed.append(f"exercise {ex_id}.{k}")
-                    setattr(ex, k, v)
+                    object.__setattr__(ex, k, v)  # declarations are frozen dataclasses
         if registry._EXERCISES != self.registry:
             changed.append("the exercise registry")
             registry._EXERCISES.clear()

@@ -13,6 +13,7 @@ or {"ok": false, "kind", "message"}; {"op": "quit"} ends it.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import sys
@@ -43,6 +44,8 @@ def describe(e: BaseException) -> tuple[str, str]:
         return "compile", f"CUDA compile error:\n{e}"
     if isinstance(e, (NeedsGPU, MissingName)):
         return "missing", str(e)
+    if type(e).__name__ == "CpuCudaError":  # the CPU layer's report (race, deadlock, crash): already precise
+        return "raised", f"your CUDA kernel failed on the CPU execution layer: {e}"
     frames = _user_frames(e)  # they end with the exception's own line: say it once
     if f"{type(e).__name__}: " in frames or frames.endswith(type(e).__name__):
         return "raised", f"your code raised {type(e).__name__}:\n{frames}"
@@ -143,21 +146,17 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     if missing:
         from autograder.submission import MissingName
         raise MissingName(f"the submission does not define {', '.join(missing)}")
-    bare = ex.run
-    ex.run = _guarded(bare, snap)
-    try:
-        if op == "run":
-            r = execute.op_run(ex, ns, inputs, bool(req.get("audit")))
-        elif op == "bench_prepare":
-            r = execute.op_bench_prepare(ex, ns, list(inputs), bool(req.get("audit", True)))
-        elif op == "bench_collect":
-            r = execute.op_bench_collect(ex)
-        elif op == "memory":
-            r = execute.op_memory(ex, ns, inputs)
-        else:
-            raise ValueError(f"unknown op {op!r}")
-    finally:
-        ex.run = bare
+    ex = dataclasses.replace(ex, run=_guarded(ex.run, snap))  # a guarded copy: declarations are immutable
+    if op == "run":
+        r = execute.op_run(ex, ns, inputs, bool(req.get("audit")))
+    elif op == "bench_prepare":
+        r = execute.op_bench_prepare(ex, ns, list(inputs), bool(req.get("audit", True)))
+    elif op == "bench_collect":
+        r = execute.op_bench_collect(ex)
+    elif op == "memory":
+        r = execute.op_memory(ex, ns, inputs)
+    else:
+        raise ValueError(f"unknown op {op!r}")
     tag = f"r{req.get('n', 0)}_"
     out = {"ok": True, "audit": r.get("audit")}
     if "out" in r:

@@ -61,8 +61,9 @@ BANNER_CPU = (
     "flashcourse · CPU mode (no CUDA device found): Triton kernels run in the Triton "
     "interpreter; CUDA cells are compiled by NVRTC for sm_90 (same errors and register report as "
     "on a GPU), then run on the CPU for correctness: each CUDA thread is a fiber, barriers and "
-    "warp shuffles are real. Not modelled: warps do not run in lockstep, races are not detected, "
-    "__expf is exact. Nothing is timed, so bandwidth checks say they need a GPU."
+    "warp shuffles are real, and shared-memory races (a missing __syncthreads()) are reported with "
+    "their lines. Not modelled: warps do not run in lockstep, races in global memory are not "
+    "detected, __expf is exact. Nothing is timed, so bandwidth checks are skipped (they need a GPU)."
 )
 
 
