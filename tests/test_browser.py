@@ -199,6 +199,26 @@ class Student:
             re.compile(r"\bjp-mod-dirty\b"), timeout=30_000)
 
 
+def _settled(path: str, timeout: float = 30.0) -> bytes:
+    """The file's bytes once a save has finished writing them: a notebook (valid JSON) whose size and
+    modification time stay put for half a second (a save is asynchronous: the tab can look clean first)."""
+    deadline, last = time.time() + timeout, None
+    while True:
+        st = os.stat(path)
+        data = open(path, "rb").read()
+        try:
+            json.loads(data)
+            ok = True
+        except ValueError:
+            ok = False
+        if ok and last == (st.st_size, st.st_mtime_ns):
+            return data
+        if time.time() > deadline:
+            return data
+        last = (st.st_size, st.st_mtime_ns) if ok else None
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def student(lab_server, artifacts):
     _ensure_chromium()
@@ -267,7 +287,7 @@ def test_validate_on_the_blank_notebook_reports_failures(student):
     assert "validation-failed" in classes and "The following cell failed" in text, text[:3000]
     assert "not implemented" in text.lower(), text[:3000]
     # Validate saved the untouched notebook: the file did not change (the kernel's language_info is not written).
-    assert open(os.path.join(server.course, CH01), "rb").read() == before
+    assert _settled(os.path.join(server.course, CH01)) == before
 
 
 def test_every_chapter_opens_from_the_file_browser_and_saving_it_changes_nothing(student):
@@ -284,7 +304,7 @@ def test_every_chapter_opens_from_the_file_browser_and_saving_it_changes_nothing
         if "jp-mod-dirty" in (student.tab.get_attribute("class") or ""):
             dirty_on_open.append(chapter)
         student.save()
-        assert open(os.path.join(course, path), "rb").read() == before, f"saving the untouched {path} changed it"
+        assert _settled(os.path.join(course, path)) == before, f"saving the untouched {path} changed it"
     # JupyterLab marks a notebook modified when the kernel's language_info replaces the file's: expected,
     # harmless (the save above wrote nothing new); recorded for the report.
     with open(os.path.join(student.artifacts, "dirty-on-open.txt"), "w") as f:
