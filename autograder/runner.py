@@ -35,6 +35,7 @@ from .submission import Cell, defines
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CELL_TIMEOUT = {"cpu": 60.0, "gpu": 60.0}  # seconds one cell may take while a submission loads
 START_TIMEOUT = 180.0  # seconds for a runner to start (imports, CUDA) before its first cell
+LOAD_BUDGET = {"cpu": 150.0, "gpu": 120.0}  # seconds a notebook's hanging cells may cost in all
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
 
@@ -306,6 +307,7 @@ class Session:
     def __init__(self, cells: list[Cell]):
         self.cells = list(cells)
         self.skipped: dict[int, str] = {}  # cells left out after they hung or killed the runner
+        self.hung_s = 0.0  # seconds spent waiting on cells that hung (against LOAD_BUDGET)
         self.proc: _Process | None = None
         self.errors: list[dict] = []
         self.tampered: list[dict] = []
@@ -320,11 +322,12 @@ class Session:
             p.send({"cells": [c.to_json() for c in self.cells], "dir": p.dir, "skip": sorted(self.skipped)})
             current = None
             limit = START_TIMEOUT
+            per_cell = min(CELL_TIMEOUT[mode.MODE], max(1.0, LOAD_BUDGET[mode.MODE] - self.hung_s))
             try:
                 while True:
                     msg = p.receive(limit)
                     if "cell" in msg and "loaded" not in msg:
-                        current, limit = int(msg["cell"]), CELL_TIMEOUT[mode.MODE]
+                        current, limit = int(msg["cell"]), per_cell
                         continue
                     self.errors = [e for e in msg.get("errors", []) if isinstance(e, dict)]
                     self.tampered = [t for t in msg.get("tampered", []) if isinstance(t, dict)]
@@ -340,6 +343,13 @@ class Session:
                 if current is None or current in self.skipped or not 0 <= current < len(self.cells):
                     raise RunnerGone(f"the grader could not start your code: {why}") from None
                 self.skipped[current] = f"cell {self.cells[current].origin or current} stopped the grader: {why}"
+                if isinstance(e, TimeoutError):
+                    self.hung_s += limit
+                if self.hung_s >= LOAD_BUDGET[mode.MODE]:  # the notebook's budget is spent: no more waiting
+                    for later in range(current + 1, len(self.cells)):
+                        self.skipped.setdefault(later, (
+                            f"cell {self.cells[later].origin or later} not run: the notebook's cells that hung "
+                            f"used up its loading budget ({LOAD_BUDGET[mode.MODE]:.0f} s)"))
 
     def close(self) -> None:
         if self.proc is not None:

@@ -143,3 +143,27 @@ def test_a_submission_never_sees_the_judges_seed():
     assert r.passed, r.message
     assert "ENV" in log and "FILE" in log  # the spy ran and reported what it could see
     assert str(seed) not in log and "1234567891" not in log
+
+
+def test_hanging_cells_share_one_loading_budget_per_notebook(monkeypatch):
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "cpu", 3.0)
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "gpu", 3.0)
+    monkeypatch.setitem(runner.LOAD_BUDGET, "cpu", 5.0)
+    monkeypatch.setitem(runner.LOAD_BUDGET, "gpu", 5.0)
+    hangs = [_cell(f"""
+        def helper_{i}():
+            pass
+        while True:
+            pass
+    """, f"hang{i}") for i in range(4)]
+    later = _cell("""
+        def softmax_triton(x, y):
+            pass
+    """, "softmax_triton")
+    t0 = time.monotonic()
+    with Session([GOOD, *hangs, later]) as s:
+        good = s.check("ch01.safe_softmax", "correctness")
+        skipped = s.check("ch01.softmax_triton", "correctness")
+    assert good.passed, good.message
+    assert not skipped.passed and "loading budget" in skipped.message, skipped.message
+    assert time.monotonic() - t0 < 45  # two hangs of 3 s (budget 5 s), not four, not ten minutes
