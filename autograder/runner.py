@@ -234,7 +234,9 @@ class _Process:
         rep_r, rep_w = os.pipe()
         hide = sandbox.hidden_paths(ROOT, os.getcwd())
         try:
-            self.proc = _Zygote.runner((req_r, rep_w, self.log.fileno()), self.dir, hide)
+            # the zygote imported the exercise declarations before forking: their files can be hidden too
+            self.proc = _Zygote.runner((req_r, rep_w, self.log.fileno()), self.dir,
+                                       hide + [os.path.join(ROOT, "autograder", "exercises")])
             if self.proc is None:
                 argv = sandbox.wrap([sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
                                     home=self.dir, hide=hide)

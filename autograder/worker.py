@@ -84,6 +84,24 @@ def _mark(what: str) -> None:
         sys.__stderr__.write(f"[runner {time.perf_counter() - _T0[0]:.2f} s] {what}\n")
 
 
+def _scrub_judge_parts() -> None:
+    """Remove from this process what only the judge needs (input makers, float64 references, output
+    checks), before any student code runs: a submission cannot call the grader's reference instead of
+    computing. Through the zygote with the sandbox, their source files are hidden as well."""
+    from autograder import registry
+    judge_only: set[int] = set()
+    for ex in registry.all_exercises():
+        for k in ("reference", "verify", "make_inputs"):
+            judge_only.add(id(getattr(ex, k)))
+            object.__setattr__(ex, k, None)
+        object.__setattr__(ex, "memory", None)
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("autograder.exercises.") and mod is not None:
+            for k, v in list(vars(mod).items()):
+                if id(v) in judge_only:
+                    delattr(mod, k)
+
+
 def _load(hello: dict, reply_fd: int):
     _mark("hello received")
     from autograder import registry, wire
@@ -95,6 +113,7 @@ def _load(hello: dict, reply_fd: int):
     import triton.language  # noqa: F401
     _mark("torch, triton and the audit's modules imported")
     registry.all_exercises()
+    _scrub_judge_parts()
     _mark("exercises declared")
     for name in [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in _Forbidden.PREFIXES)]:
         del sys.modules[name]

@@ -96,6 +96,9 @@ def test_runner_cannot_write_the_course_or_see_solutions():
                 found.append("imported kernels_ref")
             except ImportError:
                 pass
+            import autograder.exercises.ch01_softmax as grader
+            if hasattr(grader, "reference") or hasattr(grader, "verify"):
+                found.append("the judge's reference or check is callable")
             if found:
                 raise RuntimeError("; ".join(found))
             e = np.exp(x - x.max(-1, keepdims=True))
