@@ -235,6 +235,7 @@ def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audited: bool = T
     L2): one output per set (guarded), a check of the submission's work (audit), a CUDA graph of one
     round, and the runner's own estimate of the time per call (feedback, never graded)."""
     from course import timing
+    _PREPARED.clear()  # an earlier batch that never ran (its audit failed) lets go of its buffers
     bare = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the runner's tamper check is not timed
     outs, made = [], []
     for inputs in input_sets:

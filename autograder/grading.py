@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from course import mode
 
-from .execute import Failure, check_guards
+from .execute import GUARD, Failure, check_guards
 from .exercise import TIMED_CHECKS, Case, Exercise
 from .registry import threshold_for
 
@@ -62,9 +62,37 @@ def _make(ex: Exercise, case, seed: int, device: str):
     return shape, inputs
 
 
+def _tensors_of(out) -> list:
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else []
+    return [t for item in items for t in _tensors_of(item)]
+
+
+def _in_guarded_buffers(ex: Exercise, out, guards) -> None:
+    """A kernel's every output must be the middle of one of the guarded buffers the runner handed back
+    (so a runner whose output factory was replaced cannot hand back outputs whose guards nobody checks)."""
+    if ex.kind == "python":
+        return
+    import torch
+    pool = list(guards)
+    for t in _tensors_of(out):
+        raw = t.detach().contiguous().view(-1).view(torch.uint8)
+        for j, (buf, n, _) in enumerate(pool):
+            mid = buf[GUARD:GUARD + n]
+            if n == t.numel() and mid.dtype == t.dtype and torch.equal(mid.contiguous().view(torch.uint8), raw):
+                del pool[j]
+                break
+        else:
+            raise Failure("an output is not one of the grader's guarded output buffers: allocate outputs "
+                          "through the grader's factory as the launch contract says")
+
+
 def _verified(ex: Exercise, reply: dict, ref, inputs, case, verify=None) -> None:
     """The judge's verdict on one reply: guards intact, audit clean, output right."""
     check_guards(reply["guards"])
+    _in_guarded_buffers(ex, reply["out"], reply["guards"])
     problems = (verify or ex.verify)(reply["out"], ref, inputs, case)
     if problems:
         raise Failure(problems[0])
@@ -150,7 +178,8 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     The judge draws several input sets (together at least 4x the L2 cache: each call starts cold),
     computes their references, and asks the runner to prepare (one output per set, a CUDA graph of
     one round). Then it times, on its own clock, a request that runs R rounds over every set: the
-    wall time of that request, less the measured cost of a message round trip, over R x sets calls.
+    wall time of that request over R x sets calls (a message round trip is included: measured and
+    reported as the overhead, never subtracted, since the runner could slow it down on purpose).
     The roofline (a copy of as many bytes, or PyTorch's operator) is measured by the judge in its own
     process the same way, before and after (for a copy also with CUDA events, L2 flushed: the fastest
     of these counts). Finally every output of the timed batch is verified."""
@@ -187,12 +216,11 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
         raise Failure("the runner did not hand back one output per input set")
     for k, (inputs, ref, out) in enumerate(zip(sets, refs, outs)):
         try:
-            _verified(ex, {"out": out, "guards": reply["guards"] if k == 0 else [], "audit": None}, ref,
-                      inputs, case)
+            _verified(ex, {"out": out, "guards": reply["guards"], "audit": None}, ref, inputs, case)
         except Failure as e:
             raise Failure(f"the output of the timed runs is wrong (input set {k + 1} of {n_sets}): {e}") from None
     calls = rounds * n_sets
-    ms = max(wall - ping, 1e-9) / calls * 1e3
+    ms = max(wall, 1e-9) / calls * 1e3  # the round trip is not subtracted: the runner could slow it on purpose
     roof_ms = min(before, after) / calls * 1e3  # the better of two: one slow roofline must not flatter
     if b.flops is None:  # and the copy timed the older way too (CUDA events, L2 flushed before each):
         # on an H100 the batched 512 MiB copies of the 1024x131072 shape ran at 2426 GB/s against 2965

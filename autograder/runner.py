@@ -61,8 +61,15 @@ class RunnerFailed(Exception):
         self.kind = kind
 
 
+# What of the judge's environment a runner gets: what Python, CUDA, Triton and CuPy need, nothing else
+# (an instructor's tokens and passwords stay out of reach of student code, whose prints come back).
+_ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "LC_", "TZ", "TERM", "PYTHON", "VIRTUAL_ENV", "CONDA", "CUDA", "NVIDIA",
+             "LD_LIBRARY_PATH", "TRITON", "CUPY", "TORCH", "PYTORCH", "FLASHCOURSE", "OMP_", "MKL_", "OPENBLAS",
+             "CC", "CXX", "NCCL_")
+
+
 def _env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER", "JPY_", "JUPYTER"))}
+    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["FLASHCOURSE_MODE"] = mode.MODE
     env.setdefault("PYTHONUNBUFFERED", "1")
@@ -259,7 +266,7 @@ class _Process:
         if not ready:
             raise TimeoutError
         try:
-            return wire.receive(self.rep)
+            return wire.receive(self.rep, time.monotonic() + max(0.0, timeout))
         except EOFError:
             raise RunnerGone(self.death()) from None
         except (wire.WireError, ValueError) as e:
@@ -325,11 +332,16 @@ class Session:
             current = None
             limit = START_TIMEOUT
             per_cell = min(CELL_TIMEOUT[mode.MODE], max(1.0, LOAD_BUDGET[mode.MODE] - self.hung_s))
+            overall = time.monotonic() + START_TIMEOUT + per_cell * (len(self.cells) + 1)
             try:
                 while True:
-                    msg = p.receive(limit)
+                    msg = p.receive(min(limit, overall - time.monotonic()))
                     if "cell" in msg and "loaded" not in msg:
-                        current, limit = int(msg["cell"]), per_cell
+                        cell = msg["cell"]
+                        if not isinstance(cell, int) or cell <= (-1 if current is None else current) \
+                                or cell >= len(self.cells):
+                            raise RunnerGone("the grader's process sent a malformed progress message")
+                        current, limit = cell, per_cell
                         continue
                     self.errors = [e for e in msg.get("errors", []) if isinstance(e, dict)]
                     self.tampered = [t for t in msg.get("tampered", []) if isinstance(t, dict)]
@@ -473,6 +485,12 @@ class Session:
                 self.proc.kill()
                 self.proc = None
             return result(False, str(e))
+        except Exception as e:  # anything else the runner's answer broke: this check fails, nothing more
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc = None
+            return result(False, f"the grader could not use what your code returned: {type(e).__name__}: "
+                                 f"{str(e)[:500]}")
         return result(True, summary)
 
 

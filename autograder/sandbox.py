@@ -137,29 +137,54 @@ def _hide(path: str) -> None:
         raise SystemExit(f"sandbox: hiding {path} failed: {e}") from None
 
 
-_WRITABLE = ("/proc", "/sys", "/dev")  # and what lies below them (/dev/shm holds HOME)
+# Mount points left writable (and what lies below them): the device nodes (CUDA opens /dev/nvidia*) and
+# /proc of the new PID namespace. /proc/sys, /sys, /dev/shm and everything else become read-only; HOME
+# is bind-mounted onto itself first, so it stays writable and cannot be renamed or replaced by a link.
+_WRITABLE = ("/proc", "/dev")
+_READ_ONLY_BELOW = ("/proc/sys", "/proc/sysrq-trigger", "/sys")
 # statvfs flags -> the mount flags a read-only bind remount keeps (a locked flag must be kept)
 _KEEP = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
          (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
 
 
+def _remount_read_only(p: str) -> None:
+    try:
+        have = os.statvfs(p).f_flag
+        keep = sum(m for s, m in _KEEP if have & s)
+        keep |= 0 if have & (os.ST_NOATIME | os.ST_RELATIME) else MS_STRICTATIME
+        _mount("none", p, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+    except OSError:
+        pass  # a mount point that cannot be remounted (gone, or not ours) stays as it is
+
+
 def _read_only_everywhere(home: str) -> None:
-    """Remount every mount point read-only, except /proc, /sys, /dev and the one that holds HOME."""
+    """Remount every mount point read-only, except HOME (made its own mount first), /dev (device nodes, a
+    private /dev/shm) and this namespace's /proc; /proc/sys and /sys are read-only too."""
+    # A private /dev/shm (PyTorch's and the CPU layer's shared memory live there): other runners' and the
+    # judge's files there are out of sight. HOME, if it lies there, is bound back in from a descriptor.
+    fd = os.open(home, os.O_PATH | os.O_DIRECTORY)
+    try:
+        if os.path.isdir("/dev/shm"):
+            _mount("flashcourse-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=25%")
+        os.makedirs(home, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", home, None, MS_BIND)  # HOME its own mount point (/tmp on / too)
+    finally:
+        os.close(fd)
+    for p in _READ_ONLY_BELOW:
+        if os.path.exists(p) and p.startswith("/proc"):
+            try:
+                _mount(p, p, None, MS_BIND)  # a mount point of its own, so that it can be made read-only
+            except OSError:
+                pass
     with open("/proc/self/mounts") as f:
         points = [line.split()[1].replace("\\040", " ") for line in f]
-    home_mount = max((p for p in points if home == p or home.startswith(p.rstrip("/") + "/")), key=len)
     for p in sorted(set(points), key=len):
-        if p == home_mount or any(p == w or p.startswith(w + "/") for w in _WRITABLE):
+        if p == home or "flashcourse-hidden" in p:
             continue
-        if p.startswith("/dev/shm") or "flashcourse-hidden" in p:
+        below_ro = any(p == r or p.startswith(r + "/") for r in _READ_ONLY_BELOW)
+        if not below_ro and any(p == w or p.startswith(w + "/") for w in _WRITABLE):
             continue
-        try:
-            have = os.statvfs(p).f_flag
-            keep = sum(m for s, m in _KEEP if have & s)
-            keep |= 0 if have & (os.ST_NOATIME | os.ST_RELATIME) else MS_STRICTATIME
-            _mount("none", p, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
-        except OSError:
-            pass  # as before: a mount point that cannot be remounted (gone, or not ours) stays as it is
+        _remount_read_only(p)
 
 
 def environment(home: str) -> dict:

@@ -43,26 +43,68 @@ def encode(value, directory: str, prefix: str) -> object:
             return {"dict": {str(k): enc(x) for k, x in v.items()}}
         if isinstance(v, np.ndarray):
             a = np.ascontiguousarray(v)
+            if str(a.dtype) not in _NUMPY_DTYPES:
+                raise WireError(f"an array of dtype {a.dtype} cannot be graded: use one of {', '.join(_NUMPY_DTYPES)}")
             name = f"{prefix}{counter[0]}.bin"
             counter[0] += 1
-            a.tofile(os.path.join(directory, name))
+            _write_new(directory, name, a.tobytes())
             return {"buf": name, "lib": "numpy", "dtype": str(a.dtype), "shape": list(a.shape)}
         import torch
         if isinstance(v, torch.Tensor):
             t = v.detach().contiguous().cpu()
+            dtype = str(t.dtype).removeprefix("torch.")
+            if dtype not in _TORCH_DTYPES:
+                raise WireError(f"a tensor of dtype {dtype} cannot be graded: use one of {', '.join(_TORCH_DTYPES)}")
             name = f"{prefix}{counter[0]}.bin"
             counter[0] += 1
-            t.view(torch.uint8).numpy().tofile(os.path.join(directory, name)) if t.numel() else \
-                open(os.path.join(directory, name), "wb").close()
-            return {"buf": name, "lib": "torch", "dtype": str(t.dtype).removeprefix("torch."),
-                    "shape": list(t.shape)}
+            _write_new(directory, name, t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            return {"buf": name, "lib": "torch", "dtype": dtype, "shape": list(t.shape)}
         raise WireError(f"cannot send a {type(v).__name__}")
 
     return enc(value)
 
 
+def _write_new(directory: str, name: str, data: bytes) -> None:
+    """Write a new file, never through a link or into a file that is already there (the other side may
+    have planted either in the shared directory)."""
+    fd = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[_write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """The bytes of a regular file (not a link, a FIFO or a device), at most `limit` of them."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise WireError(f"buffer {os.path.basename(path)}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise WireError(f"buffer {os.path.basename(path)} is not a regular file")
+        if st.st_size > limit:
+            raise WireError(f"buffer {os.path.basename(path)} too large ({st.st_size} bytes)")
+        chunks, got = [], 0
+        while got < st.st_size:
+            b = _read(fd, min(1 << 26, st.st_size - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def decode(tree, directory: str, device: str = "cpu"):
-    """The value a tree stands for; tensors land on `device`."""
+    """The value a tree stands for; tensors land on `device`. Each buffer file may be named once."""
+    seen: set[str] = set()
+
     def dec(v, depth=0):
         if depth > 20:
             raise WireError("nesting too deep")
@@ -79,6 +121,9 @@ def decode(tree, directory: str, device: str = "cpu"):
                 raise WireError("dict expected")
             return {str(k): dec(x, depth + 1) for k, x in v["dict"].items()}
         if "buf" in v:
+            if v.get("buf") in seen:
+                raise WireError(f"buffer {v.get('buf')!r} named twice")
+            seen.add(v.get("buf"))
             return _buffer(v, directory, device)
         raise WireError(f"unknown entry {sorted(v)[:3]}")
 
@@ -91,27 +136,25 @@ def _buffer(v: dict, directory: str, device: str):
         raise WireError(f"bad buffer name {name!r}")
     if not (isinstance(shape, list) and all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
         raise WireError(f"bad shape {shape!r}")
-    path = os.path.join(directory, name)
-    size = os.path.getsize(path)
-    if size > MAX_BUFFER:
-        raise WireError(f"buffer {name} too large ({size} bytes)")
     n = int(np.prod(shape)) if shape else 1
     if lib == "numpy":
         if dtype not in _NUMPY_DTYPES:
             raise WireError(f"dtype {dtype!r} not allowed")
-        if size != n * np.dtype(dtype).itemsize:
-            raise WireError(f"buffer {name}: {size} bytes for shape {shape} {dtype}")
-        return np.fromfile(path, dtype=dtype).reshape(shape)
+        data = _read_regular(os.path.join(directory, name), MAX_BUFFER)
+        if len(data) != n * np.dtype(dtype).itemsize:
+            raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
     if lib == "torch":
         import torch
         if dtype not in _TORCH_DTYPES:
             raise WireError(f"dtype {dtype!r} not allowed")
         dt = getattr(torch, dtype)
         itemsize = torch.empty((), dtype=dt).element_size()
-        if size != n * itemsize:
-            raise WireError(f"buffer {name}: {size} bytes for shape {shape} {dtype}")
-        raw = np.fromfile(path, dtype=np.uint8)
-        t = torch.from_numpy(raw).view(dt).reshape(shape) if n else torch.empty(shape, dtype=dt)
+        data = _read_regular(os.path.join(directory, name), MAX_BUFFER)
+        if len(data) != n * itemsize:
+            raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
+        t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dt).reshape(shape) if n else \
+            torch.empty(shape, dtype=dt)
         return t.to(device) if device != "cpu" else t
     raise WireError(f"unknown buffer kind {lib!r}")
 
@@ -127,9 +170,15 @@ def send(fd: int, message: dict) -> None:
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int) -> bytes:
+def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
+    import select
+    import time
     chunks, got = [], 0
     while got < n:
+        if deadline is not None:  # a sender that stops half-way must not hold the reader forever
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError
         b = _read(fd, n - got)
         if not b:
             raise EOFError("the other side closed the channel")
@@ -138,11 +187,12 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive(fd: int) -> dict:
-    n = int.from_bytes(_read_exact(fd, 8), "little")
+def receive(fd: int, deadline: float | None = None) -> dict:
+    """One message; with a deadline (time.monotonic()), TimeoutError if it has not wholly come by then."""
+    n = int.from_bytes(_read_exact(fd, 8, deadline), "little")
     if n > MAX_MESSAGE:
         raise WireError(f"message of {n} bytes announced")
-    msg = _loads(_read_exact(fd, n))
+    msg = _loads(_read_exact(fd, n, deadline))
     if not isinstance(msg, dict):
         raise WireError("a message is a JSON object")
     return msg

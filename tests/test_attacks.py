@@ -8,6 +8,7 @@ import subprocess
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 from autograder import runner, sandbox
@@ -170,3 +171,88 @@ def test_hanging_cells_share_one_loading_budget_per_notebook(monkeypatch):
     assert good.passed, good.message
     assert not skipped.passed and "loading budget" in skipped.message, skipped.message
     assert time.monotonic() - t0 < 45  # two hangs of 3 s (budget 5 s), not four, not ten minutes
+
+
+@needs_sandbox
+def test_runner_file_systems_are_read_only_but_its_home():
+    probe = _cell("""
+        import os
+        def safe_softmax(x):
+            wrote = []
+            with open("/dev/shm/fc_attack_probe", "w"):  # a private /dev/shm: gone with the runner
+                pass
+            for p in ("/proc/sys/kernel/hostname", "/var/tmp/fc_attack_probe", "/sys/bus/pci/rescan"):
+                try:
+                    with open(p, "a"):
+                        wrote.append(p)
+                except OSError:
+                    pass
+            try:
+                os.rename(os.getcwd(), os.getcwd() + "-moved")
+                wrote.append("renamed HOME")
+            except OSError:
+                pass
+            with open("scratch.txt", "w") as f:  # its own HOME is writable
+                f.write("ok")
+            if wrote:
+                raise RuntimeError("wrote " + ", ".join(wrote))
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [probe])
+    assert r.passed, r.message
+    assert not os.path.exists("/dev/shm/fc_attack_probe")  # the judge's /dev/shm never saw it
+
+
+def test_the_judges_environment_stays_out_of_the_runner(monkeypatch):
+    monkeypatch.setenv("INSTRUCTOR_API_TOKEN", "s3cr3t-token")
+    spy = _cell("""
+        import os
+        def safe_softmax(x):
+            if "INSTRUCTOR_API_TOKEN" in os.environ:
+                raise RuntimeError("saw " + os.environ["INSTRUCTOR_API_TOKEN"])
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [spy])
+    assert r.passed, r.message
+
+
+def test_an_output_the_wire_cannot_carry_fails_only_its_check():
+    odd = _cell("""
+        def safe_softmax(x):
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return (e / e.sum(-1, keepdims=True)).astype(np.longdouble)
+    """, "safe_softmax")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [odd])
+    assert not r.passed and "cannot be graded" in r.message, r.message
+
+
+def test_a_replaced_output_factory_cannot_switch_the_guards_off():
+    from autograder.bench_grading import _cells
+    solution = next(c for c in _cells(os.path.join(ROOT, "source/ch01_softmax/ch01_softmax.ipynb"))
+                    if c.origin == "softmax_triton")
+    cheat = Cell("python", "import autograder.execute as _ex\n"
+                 "_ex.Outputs.tensor = lambda self, shape, dtype: torch.empty(shape, dtype=dtype)\n"
+                 + solution.source, "softmax_triton")
+    r = runner.run_check("ch01.softmax_triton", "correctness", [cheat])
+    assert not r.passed and "replaced" in r.message and "Outputs.tensor" in r.message, r.message
+
+
+def test_wire_never_follows_links_or_reads_fifos(tmp_path):
+    import pytest as _pytest
+
+    from autograder import wire
+    os.mkfifo(tmp_path / "f.bin")
+    os.symlink("/etc/hostname", tmp_path / "l.bin")
+    t0 = time.monotonic()
+    for name in ("f.bin", "l.bin"):
+        with _pytest.raises(wire.WireError):
+            wire.decode({"buf": name, "lib": "numpy", "dtype": "uint8", "shape": [0]}, str(tmp_path))
+    assert time.monotonic() - t0 < 5
+    with _pytest.raises(OSError):  # a planted file or link is never written through
+        wire.encode(np.zeros(3, dtype=np.float32), str(tmp_path), "l")  # l0.bin is new: fine
+        wire.encode(np.zeros(3, dtype=np.float32), str(tmp_path), "l")  # l0.bin exists now: refused
+    with _pytest.raises(wire.WireError, match="named twice"):
+        wire.decode({"list": [{"buf": "l0.bin", "lib": "numpy", "dtype": "float32", "shape": [3]}] * 2},
+                    str(tmp_path))
