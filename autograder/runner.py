@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CELL_TIMEOUT = {"cpu": 60.0, "gpu": 60.0}  # seconds one cell may take while a submission loads
 START_TIMEOUT = 180.0  # seconds for a runner to start (imports, CUDA) before its first cell
 LOAD_BUDGET = {"cpu": 150.0, "gpu": 120.0}  # seconds a notebook's hanging cells may cost in all
+REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
 
@@ -77,11 +78,39 @@ def _env() -> dict:
 
 
 def _scratch() -> str:
+    """A new directory for one runner's buffers (and its HOME), named after this judge's process."""
     base = None  # buffers in memory (/dev/shm) where it is writable and large enough
     if os.access("/dev/shm", os.W_OK):
         st = os.statvfs("/dev/shm")
         base = "/dev/shm" if st.f_bavail * st.f_frsize > (16 << 30) else None
-    return tempfile.mkdtemp(prefix="flashcourse-run-", dir=base)
+    base = base or tempfile.gettempdir()
+    if not _SWEPT:
+        _SWEPT.append(sweep_scratch(base))
+    return tempfile.mkdtemp(prefix=f"flashcourse-run-{os.getpid()}-", dir=base)
+
+
+_SWEPT: list[int] = []
+
+
+def sweep_scratch(base: str) -> int:
+    """Remove the scratch directories of judges that died without cleaning up (killed, out of memory): in
+    /dev/shm they would hold memory until the machine restarts. How many went."""
+    import re
+    gone = 0
+    for name in os.listdir(base):
+        m = re.fullmatch(r"flashcourse-run-(\d+)-\w+", name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its judge is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # someone else's, alive
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        gone += 1
+    return gone
 
 
 class ZygoteError(Exception):
@@ -190,9 +219,13 @@ class _Zygote:
 
     @classmethod
     def say(cls, why: str) -> None:
-        if why not in cls.said:
-            cls.said.add(why)
-            print(f"flashcourse: starting this runner without the zygote (slowly): {why}", file=sys.stderr)
+        cls.say_once(f"starting this runner without the zygote (slowly): {why}")
+
+    @classmethod
+    def say_once(cls, what: str) -> None:
+        if what not in cls.said:
+            cls.said.add(what)
+            print(f"flashcourse: {what}", file=sys.stderr)
 
     @classmethod
     def runner(cls, fds: tuple[int, int, int], home: str, hide: list[str]) -> _Forked | None:
@@ -323,6 +356,7 @@ class Session:
         self.printed: dict[int, str] = {}  # what each cell printed while it loaded (feedback only)
         self.timed_out: dict[str, str] = {}  # exercise -> the check that ran out of time
         self.n = 0
+        self.sent = 0  # bytes of the largest inputs sent (an answer's buffers are capped from it)
 
     # -- the runner's life --
     def _start(self) -> None:
@@ -348,6 +382,9 @@ class Session:
                     printed = msg.get("printed", {})
                     self.printed = {int(k): str(v)[:4000] for k, v in printed.items()
                                     if str(k).isdigit()} if isinstance(printed, dict) else {}
+                    if msg.get("uid") == 0 and msg.get("uid_why") and sandbox.status()[0]:
+                        _Zygote.say_once(f"runners keep uid 0 without capabilities: {str(msg['uid_why'])[:300]} "
+                                         "(make the course and Python readable to others for user nobody)")
                     self.proc = p
                     break
             except (TimeoutError, RunnerGone) as e:
@@ -389,6 +426,7 @@ class Session:
         msg = {"op": op, "exercise": ex.id if ex is not None else "", "n": self.n, **extra}
         if inputs is not None:
             msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_")
+            self.sent = max(self.sent, wire.nbytes(msg["inputs"]))
         p.send(msg)
         try:
             reply = p.receive(deadline - time.monotonic())
@@ -396,13 +434,15 @@ class Session:
             raise TimeoutError from None
         if not reply.get("ok"):
             raise RunnerFailed(str(reply.get("kind", "raised")), str(reply.get("message", ""))[:8000])
-        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE) if "out" in reply else None,
+        # what an answer may carry: outputs and their guard zones are never much larger than the largest inputs
+        budget = [REPLY_SLACK + REPLY_FACTOR * self.sent]
+        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE, budget) if "out" in reply else None,
                "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
                "guards": []}
         for g in reply.get("guards", []):
             if not (isinstance(g, dict) and isinstance(g.get("n"), int) and isinstance(g.get("canary"), (int, float))):
                 raise RunnerGone("the grader's process sent a malformed guard description")
-            out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE), g["n"], float(g["canary"])))
+            out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE, budget), g["n"], float(g["canary"])))
         for k in ("measure", "peaks"):
             if isinstance(reply.get(k), dict):
                 out[k] = reply[k]

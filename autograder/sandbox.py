@@ -2,7 +2,7 @@
 
     python -m autograder.sandbox [--hide PATH ...] [--home DIR] [--copy FILE] -- COMMAND ...
 
-run as root inside fresh namespaces (`unshare --pid --fork --kill-child --mount-proc [--net]`, see
+run as root inside fresh namespaces (`unshare --pid --fork --kill-child --mount-proc --uts --ipc [--net]`, see
 `wrap`): it hides the instructor's files (solutions, reference kernels, known-wrong submissions,
 the gradebook, submissions) under empty tmpfs mounts or /dev/null, makes every file system
 read-only except its private HOME (under /dev/shm; also its temporary directory and Triton's and
@@ -40,7 +40,8 @@ def status() -> tuple[bool, str]:
     for tool in ("unshare", "setpriv", "mount"):
         if not shutil.which(tool):
             return False, f"sandbox needs util-linux `{tool}`"
-    return True, "namespaces (pid, mount, net) + read-only file systems + no capabilities + private HOME + rlimits"
+    return True, ("namespaces (pid, mount, uts, ipc, net) + read-only file systems + user nobody (where the course "
+                  "and Python are readable to it) without capabilities + private HOME + rlimits")
 
 
 def hidden_paths(*roots: str) -> list[str]:
@@ -60,7 +61,8 @@ def wrap(argv: list[str], *, home: str, hide: list[str], network: bool = False,
     if not ok:
         return list(argv)
     # --mount-proc: a /proc of the new PID namespace (CUDA fails to initialise without it: error 304)
-    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"] + ([] if network else ["--net"])
+    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--uts", "--ipc"]
+    ns += [] if network else ["--net"]
     inner = [sys.executable, "-m", "autograder.sandbox", "--home", home]
     for p in hide:
         inner += ["--hide", p]
@@ -80,7 +82,10 @@ def limits() -> None:
 
 # -- the system calls, through libc (no `mount`/`setpriv` processes: the runner zygote, autograder.zygote,
 # enters the sandbox in a forked child, without an exec) --
-CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+# every namespace a runner gets: mounts, host name, System V IPC and POSIX message queues, PIDs, network
+NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
 MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE = 1024, 2048, 16384, 1 << 18
 MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
@@ -194,23 +199,133 @@ def environment(home: str) -> dict:
             "FLASHCOURSE_SANDBOXED": "1"}
 
 
-def enclose(home: str, hide: list[str]) -> None:
+# The user a runner becomes ("nobody"): it owns no file of the course, the grader, the gradebook or the
+# instructor's home, so what the mounts leave readable to uid 0 (root's 0600 files) it cannot read.
+RUNNER_UID = 65534
+UID_WHY: list[str] = []  # why this runner kept uid 0, if it did (for the judge's log)
+START_UID = [os.getuid()]  # the uid the runner had when it started serving (reported to the judge)
+
+
+def needed_paths(home: str) -> list[str]:
+    """What a runner must reach: the course library, Python, its packages, and HOME (as given and as resolved)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = []
+    for p in [root, home, sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix] + sys.path:
+        if not p or not os.path.exists(p):
+            continue
+        for q in (os.path.abspath(p), os.path.realpath(p)):
+            if q not in out:
+                out.append(q)
+    return out
+
+
+def _closed_ancestors(paths: list[str]) -> dict[str, set[str]]:
+    """Directories above a needed path that other users may not enter (no o+x; /root, a `mktemp -d`), each
+    with the names right below it that lead to needed paths."""
+    import stat
+    out: dict[str, set[str]] = {}
+    for p in paths:
+        parts = [x for x in p.split("/") if x]
+        for i in range(1, len(parts)):
+            a = "/" + "/".join(parts[:i])
+            try:
+                mode = os.stat(a).st_mode
+            except OSError:
+                break
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                out.setdefault(a, set()).add(parts[i])
+                break  # the first closed one; deeper ones are seen in the next round, through its new mount
+    return out
+
+
+def open_closed_parents(paths: list[str]) -> list[str]:
+    """In this mount namespace: cover each closed directory above a needed path with an empty tmpfs that anyone
+    may enter, and bind back only what leads to the needed paths. The rest of such a directory (root's home
+    with its keys, another user's files) is out of sight, and the runner's user can reach what it needs.
+    The directories covered."""
+    covered = []
+    for _ in range(16):
+        todo = _closed_ancestors(paths)
+        if not todo:
+            break
+        for a in sorted(todo, key=len):
+            fds = {}
+            for name in todo[a]:
+                fds[name] = os.open(os.path.join(a, name), os.O_PATH | os.O_NOFOLLOW)
+            try:
+                _mount("flashcourse-open", a, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+                for name, fd in fds.items():
+                    target = os.path.join(a, name)
+                    if os.path.isdir(f"/proc/self/fd/{fd}"):
+                        os.mkdir(target, 0o755)
+                    else:
+                        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+                    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+            finally:
+                for fd in fds.values():
+                    os.close(fd)
+            covered.append(a)
+    return covered
+
+
+def can_become(uid: int, paths: list[str]) -> str | None:
+    """None if a process of `uid` can read (and enter) every path; else what it cannot (tried in a fork)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        bad = "?"
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            bad = next((p for p in paths if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))), "")
+        finally:
+            os.write(w, bad.encode()[:4000])
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        bad = f.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    return bad or None
+
+
+def give_home(home: str, uid: int) -> None:
+    """HOME and what is in it belong to the runner's user."""
+    for d, dirs, files in os.walk(home):
+        for name in [d] + [os.path.join(d, x) for x in dirs + files]:
+            os.lchown(name, uid, uid)
+
+
+def enclose(home: str, hide: list[str]) -> int:
     """Inside fresh mount (and PID, with /proc mounted) namespaces: hide the instructor's files, make every file
-    system read-only but HOME's, set the resource limits and move to HOME. Capabilities are still there."""
+    system read-only but HOME's, set the resource limits and move to HOME. Capabilities are still there.
+    The uid the process should take when it drops them: RUNNER_UID where that user can reach everything it
+    needs (HOME then belongs to it), else 0 (UID_WHY says why)."""
     os.makedirs(home, exist_ok=True)
+    os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
+    paths = needed_paths(home)
+    open_closed_parents(paths)
+    give_home(home, RUNNER_UID)
+    bad = can_become(RUNNER_UID, paths)
+    uid = RUNNER_UID if bad is None else 0
+    if bad is not None:
+        give_home(home, 0)
+        UID_WHY[:] = [f"{bad} is not readable by other users"]
     for p in hide:
         if os.path.lexists(p):
             _hide(p)
-    os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
     _read_only_everywhere(home)
     limits()
     os.chdir(home)
+    return uid
 
 
-def drop_capabilities() -> None:
+def drop_capabilities(uid: int = 0) -> None:
     """Every capability gone for good, without an exec (what `setpriv --no-new-privs --inh-caps=-all
-    --bounding-set=-all` gives the program it executes): no new privileges, an empty bounding set, no ambient
-    capabilities, and empty effective, permitted and inheritable sets."""
+    --bounding-set=-all [--reuid U --regid U --clear-groups]` gives the program it executes): no new
+    privileges, an empty bounding set, no ambient capabilities, the user `uid` (no supplementary groups) if
+    not 0, and empty effective, permitted and inheritable sets."""
     import ctypes
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     try:
@@ -224,6 +339,11 @@ def drop_capabilities() -> None:
         prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     except OSError:
         pass  # a kernel without ambient capabilities has none to clear
+    if uid:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # the kernel clears the permitted and effective sets
+    START_UID[0] = os.getuid()
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -264,9 +384,14 @@ def main(argv: list[str]) -> int:
         dst = os.path.join(home, os.path.basename(name))
         shutil.copy(name, dst)
         cmd = [dst if a == name else a for a in cmd]
-    enclose(home, hide)
+    uid = enclose(home, hide)
     env = dict(os.environ, **environment(home))
-    drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+    if uid:
+        drop += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    else:
+        print(f"sandbox: runner keeps uid 0 (no capabilities): {UID_WHY[0] if UID_WHY else '?'}", file=sys.stderr)
+    drop += ["--"]
     os.execvpe(drop[0], drop + cmd, env)
     return 127
 

@@ -101,9 +101,25 @@ def _read_regular(path: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def decode(tree, directory: str, device: str = "cpu"):
-    """The value a tree stands for; tensors land on `device`. Each buffer file may be named once."""
+def nbytes(tree) -> int:
+    """The bytes of every buffer a tree (as `encode` made it) names."""
+    if isinstance(tree, dict):
+        if "buf" in tree:
+            n = int(np.prod(tree.get("shape") or [1]))
+            dtype = str(tree.get("dtype"))
+            return n * (2 if dtype == "bfloat16" else 1 if dtype.startswith("float8") else np.dtype(dtype).itemsize)
+        return sum(nbytes(v) for v in tree.values())
+    if isinstance(tree, list):
+        return sum(nbytes(v) for v in tree)
+    return 0
+
+
+def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None = None):
+    """The value a tree stands for; tensors land on `device`. Each buffer file may be named once, and all the
+    buffers of a message together may hold at most budget[0] bytes (what is left is written back): a runner
+    cannot make the judge read more than it expects."""
     seen: set[str] = set()
+    budget = [MAX_BUFFER] if budget is None else budget
 
     def dec(v, depth=0):
         if depth > 20:
@@ -124,13 +140,13 @@ def decode(tree, directory: str, device: str = "cpu"):
             if v.get("buf") in seen:
                 raise WireError(f"buffer {v.get('buf')!r} named twice")
             seen.add(v.get("buf"))
-            return _buffer(v, directory, device)
+            return _buffer(v, directory, device, budget)
         raise WireError(f"unknown entry {sorted(v)[:3]}")
 
     return dec(tree)
 
 
-def _buffer(v: dict, directory: str, device: str):
+def _buffer(v: dict, directory: str, device: str, budget: list[int]):
     name, lib, dtype, shape = v.get("buf"), v.get("lib"), v.get("dtype"), v.get("shape")
     if not (isinstance(name, str) and name == os.path.basename(name) and name.endswith(".bin")):
         raise WireError(f"bad buffer name {name!r}")
@@ -140,7 +156,7 @@ def _buffer(v: dict, directory: str, device: str):
     if lib == "numpy":
         if dtype not in _NUMPY_DTYPES:
             raise WireError(f"dtype {dtype!r} not allowed")
-        data = _read_regular(os.path.join(directory, name), MAX_BUFFER)
+        data = _read_regular(os.path.join(directory, name), _take(budget, n * np.dtype(dtype).itemsize, name))
         if len(data) != n * np.dtype(dtype).itemsize:
             raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
@@ -150,13 +166,21 @@ def _buffer(v: dict, directory: str, device: str):
             raise WireError(f"dtype {dtype!r} not allowed")
         dt = getattr(torch, dtype)
         itemsize = torch.empty((), dtype=dt).element_size()
-        data = _read_regular(os.path.join(directory, name), MAX_BUFFER)
+        data = _read_regular(os.path.join(directory, name), _take(budget, n * itemsize, name))
         if len(data) != n * itemsize:
             raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
         t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dt).reshape(shape) if n else \
             torch.empty(shape, dtype=dt)
         return t.to(device) if device != "cpu" else t
     raise WireError(f"unknown buffer kind {lib!r}")
+
+
+def _take(budget: list[int], n: int, name: str) -> int:
+    """Take n bytes from what a message may still carry; the most one buffer file may hold."""
+    if n > min(budget[0], MAX_BUFFER):
+        raise WireError(f"buffer {name}: {n} bytes, more than this answer may carry ({budget[0]} left)")
+    budget[0] -= n
+    return n
 
 
 def send(fd: int, message: dict) -> None:

@@ -197,7 +197,9 @@ def serve(req_fd: int, reply_fd: int) -> int:
         os.set_inheritable(fd, False)  # a process the submission starts does not get the channel
     hello = wire.receive(req_fd)
     ns, snap, errors, tampered, printed = _load(hello, reply_fd)
-    wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered,
+    from autograder import sandbox
+    wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered, "uid": sandbox.START_UID[0],
+                         "uid_why": sandbox.UID_WHY[0] if sandbox.UID_WHY else "",
                          "printed": {str(k): v for k, v in printed.items()}})
     while True:
         try:

@@ -112,7 +112,7 @@ def _runner(req: dict, req_fd: int, rep_fd: int) -> int:
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in req.get("env", {}).items()})
     if req.get("sandbox"):
-        sandbox.unshare(sandbox.CLONE_NEWNS | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET)
+        sandbox.unshare(sandbox.NAMESPACES)
         sandbox.private_mounts()
         alive_r, alive_w = os.pipe()
         pid = os.fork()
@@ -133,9 +133,9 @@ def _runner(req: dict, req_fd: int, rep_fd: int) -> int:
             os._exit(1)
         os.close(alive_r)
         sandbox.mount_proc()
-        sandbox.enclose(home, [str(p) for p in req.get("hide", [])])
+        uid = sandbox.enclose(home, [str(p) for p in req.get("hide", [])])
         os.environ.update(sandbox.environment(home))
-        sandbox.drop_capabilities()
+        sandbox.drop_capabilities(uid)
         sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)  # again: a change of credentials may clear it
     else:
         os.chdir(home)
@@ -327,7 +327,7 @@ def _probe_sandbox() -> tuple[bool, str]:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)
-            sandbox.unshare(sandbox.CLONE_NEWNS | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET)
+            sandbox.unshare(sandbox.NAMESPACES)
             sandbox.private_mounts()
             inner = os.fork()
             if inner == 0:

@@ -256,3 +256,61 @@ def test_wire_never_follows_links_or_reads_fifos(tmp_path):
     with _pytest.raises(wire.WireError, match="named twice"):
         wire.decode({"list": [{"buf": "l0.bin", "lib": "numpy", "dtype": "float32", "shape": [3]}] * 2},
                     str(tmp_path))
+
+
+@needs_sandbox
+def test_runner_is_user_nobody_and_cannot_read_the_instructors_private_files(tmp_path):
+    secret = tmp_path / "instructor_token.txt"  # under pytest's 0700 directory of root, itself 0600
+    secret.write_text("s3cr3t")
+    secret.chmod(0o600)
+    ns = {k: os.readlink(f"/proc/self/ns/{k}") for k in ("uts", "ipc", "net", "mnt", "pid")}
+    probe = _cell(f"""
+        import os
+        def safe_softmax(x):
+            bad = []
+            if os.getuid() != {sandbox.RUNNER_UID} or os.getgid() != {sandbox.RUNNER_UID} or os.getgroups():
+                bad.append(f"uid {{os.getuid()}} gid {{os.getgid()}} groups {{os.getgroups()}}")
+            for p in ({str(secret)!r}, "/etc/shadow", "/root/.bash_history", "/root/.ssh"):
+                try:
+                    with open(p) as f:
+                        bad.append("read " + p + ": " + f.read(20))
+                except OSError:
+                    pass
+            if os.path.isdir("/root") and set(os.listdir("/root")) - {{".pyenv", ".cache", ".local"}}:
+                bad.append("saw /root: " + ",".join(sorted(os.listdir("/root"))[:5]))
+            for k, v in {ns!r}.items():
+                if os.readlink("/proc/self/ns/" + k) == v:
+                    bad.append("shares the judge's " + k + " namespace")
+            if bad:
+                raise RuntimeError("; ".join(bad))
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    """, "safe_softmax")
+    r = runner.run_check("ch01.safe_softmax", "correctness", [probe])
+    assert r.passed, r.message
+
+
+def test_an_answer_larger_than_the_inputs_warrant_is_refused_unread():
+    flood = _cell("""
+        def safe_softmax(x):
+            return np.zeros((300 << 20) // 8)  # 300 MiB for an input of a few KiB: the judge must not read it
+    """, "safe_softmax")
+    with Session([flood]) as s:
+        r = s.check("ch01.safe_softmax", "correctness")
+        assert not r.passed and "more than this answer may carry" in r.message, r.message
+        r = s.check("ch01.safe_softmax", "correctness")  # and the session goes on
+        assert not r.passed
+
+
+def test_scratch_of_a_killed_judge_is_swept(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    stale = tmp_path / f"flashcourse-run-{dead.pid}-abc123"
+    (stale / "tmp").mkdir(parents=True)
+    (stale / "i1_0.bin").write_bytes(b"x" * 1000)
+    mine = tmp_path / f"flashcourse-run-{os.getpid()}-def456"
+    mine.mkdir()
+    other = tmp_path / "flashcourse-run-unrelated"
+    other.mkdir()
+    assert runner.sweep_scratch(str(tmp_path)) == 1
+    assert not stale.exists() and mine.exists() and other.exists()
