@@ -314,3 +314,79 @@ def test_scratch_of_a_killed_judge_is_swept(tmp_path):
     other.mkdir()
     assert runner.sweep_scratch(str(tmp_path)) == 1
     assert not stale.exists() and mine.exists() and other.exists()
+
+
+# ---- on a GPU: what a kernel can do to its own process, and timing tricks ----
+import course  # noqa: E402
+
+needs_gpu = pytest.mark.skipif(not course.GPU, reason="needs a GPU")
+TRITON_HEAD = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def softmax_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK: tl.constexpr, WILD: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * xs + cols, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(y_ptr + row * ys + cols + WILD, e / tl.sum(e, axis=0), mask=mask)
+
+    def launch(x, y, wild=0):
+        rows, cols = x.shape
+        softmax_kernel[(rows,)](x, y, cols, x.stride(0), y.stride(0), BLOCK=triton.next_power_of_2(cols),
+                                WILD=wild, num_warps=8)
+"""
+
+
+def _triton(body: str) -> Cell:
+    return Cell("python", textwrap.dedent(TRITON_HEAD) + textwrap.dedent(body), "softmax_triton")
+
+
+@needs_gpu
+def test_gpu_illegal_address_costs_its_check_and_the_next_check_gets_a_fresh_runner():
+    wild = _triton("""
+        def softmax_triton(x, y):
+            launch(x, y, wild=1 << 40)  # far outside any allocation: the CUDA context is lost
+    """)
+    with Session([GOOD, wild]) as s:
+        r = s.check("ch01.softmax_triton", "correctness")
+        assert not r.passed and "illegal" in r.message.lower(), r.message
+        r = s.check("ch01.safe_softmax", "correctness")
+        assert r.passed, r.message
+
+
+@needs_gpu
+def test_gpu_out_of_memory_costs_only_its_check():
+    hog = _triton("""
+        def softmax_triton(x, y):
+            torch.empty(1 << 46, dtype=torch.uint8, device=x.device)  # 64 TiB
+            launch(x, y)
+    """)
+    with Session([GOOD, hog]) as s:
+        r = s.check("ch01.softmax_triton", "correctness")
+        assert not r.passed and "memory" in r.message.lower(), r.message
+        assert s.check("ch01.safe_softmax", "correctness").passed
+
+
+@needs_gpu
+@pytest.mark.parametrize("how", ["side stream", "background thread"])
+def test_gpu_work_outside_the_timed_stream_does_not_buy_bandwidth(how):
+    """The work runs on another stream (or from a thread) once, while the judge's round is captured or timed,
+    and the wrapper returns at once: the outputs are right, the timed rounds do nothing."""
+    body = {"side stream": """
+        side = torch.cuda.Stream()
+        def softmax_triton(x, y):
+            with torch.cuda.stream(side):
+                launch(x, y)
+    """, "background thread": """
+        import threading
+        def softmax_triton(x, y):
+            t = threading.Thread(target=launch, args=(x, y))
+            t.start()
+    """}[how]
+    with Session([GOOD, _triton(body)]) as s:
+        r = s.check("ch01.softmax_triton", "bandwidth")
+        assert not r.passed, r.message
