@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# The GPU validation, in one call on a lent GPU machine (see README "Verifying on a GPU").
-# Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there.
+# The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
+#   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH] | all
+# Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
+# nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 FLASHCOURSE_MODE=gpu
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+if [ -d .whl ] && ! python3 -c "import nbgrader" 2>/dev/null; then
+  pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
+  export PYTHONPATH=$PYTHONPATH:/tmp/site PATH=/tmp/site/bin:$PATH
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu.txt"
 python3 -c "import torch, triton, cupy; print('torch', torch.__version__, 'triton', triton.__version__, 'cupy', cupy.__version__)" | tee -a "$OUT/gpu.txt"
-step=${1:-all}
-if [ "$step" = all ] || [ "$step" = bench ]; then
-  python3 -m kernels_ref.bench --sweep --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
-fi
-if [ "$step" = all ] || [ "$step" = engine ]; then
-  # quiet checks 8 at a time, bandwidth checks one at a time on a quiet GPU (no pytest-xdist needed)
-  python3 tests/test_gpu_engine.py 2>&1 | tee "$OUT/engine.log" | grep -E "^BAD|bandwidth|as expected"
-fi
+[ $# -eq 0 ] && set -- all
+for step in "$@"; do
+  name=${step%%:*}; chs=""; [ "$name" != "$step" ] && chs=${step#*:}; chs=${chs//,/ }
+  t0=$(date +%s)
+  case $name in
+    bench|all) python3 -m kernels_ref.bench --sweep --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;&
+    attacks|all) python3 -m pytest -q -ra -p no:cacheprovider tests/test_attacks.py tests/test_zygote.py 2>&1 \
+                   | tee "$OUT/attacks.log" | tail -25 ;;&
+    # quiet checks 6 submissions at a time, timed checks one at a time on a quiet GPU
+    engine|all) python3 tests/test_gpu_engine.py $chs 2>&1 | tee -a "$OUT/engine.log" \
+                  | grep -E "^BAD|bandwidth|throughput|as expected" ;;&
+    validate|all) PATH=$PATH python3 -m autograder.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
+    grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
+                   | tee -a "$OUT/grading.log" | tail -20 ;;
+  esac
+  echo "== step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.txt"
+done
