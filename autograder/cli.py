@@ -8,6 +8,9 @@
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
+  flashcourse mutate CH [--sample N] [--json PATH]
+                                   mutation testing of the grader: mutants of the chapter's references,
+                                   graded by its quiet checks; writes benchmarks/mutation/CH.json
 """
 from __future__ import annotations
 
@@ -129,6 +132,13 @@ def main(argv=None) -> int:
     p = sub.add_parser("bench")
     p.add_argument("--grading", action="store_true", help="time the grading engine itself (see bench_grading)")
     p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = sub.add_parser("mutate", help="mutation testing of the grader (see autograder.mutate)")
+    p.add_argument("chapters", nargs="+")
+    p.add_argument("--sample", type=int, help="a deterministic sample of N mutants per chapter")
+    p.add_argument("--json", help="the report's path (a folder for several chapters)")
+    p.add_argument("--jobs", type=int, default=2, help="mutants graded at once (default 2)")
+    p.add_argument("--list", action="store_true", help="only list the mutants' ids")
+    p.add_argument("--only", help="grade only mutants whose id contains this (no report written)")
     a = ap.parse_args(argv)
     if a.cmd == "build":
         return cmd_build(_chapters(a.chapters))
@@ -145,6 +155,9 @@ def main(argv=None) -> int:
     if a.cmd == "student-pack":
         from .student_pack import main as student_pack
         return student_pack(a.dest, tar=a.tar, force=a.force)
+    if a.cmd == "mutate":
+        from .mutate import main as mutate_main
+        return mutate_main(_chapters(a.chapters), a.sample, a.json, a.jobs, a.list, a.only)
     if a.cmd == "bench" and a.grading:
         from .bench_grading import main as grading_main
         return grading_main(a.rest)
