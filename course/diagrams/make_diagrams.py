@@ -1,0 +1,312 @@
+"""Draw the course's static diagrams (the pictures the chapters show without running code).
+
+    python course/diagrams/make_diagrams.py            # rewrite every PNG here and STAMP
+    python course/diagrams/make_diagrams.py OUTDIR     # draw into OUTDIR (tests compare)
+
+Each diagram is a function below; the chapters reference the PNGs as
+`../../course/diagrams/NAME.png` (both `source/CH/` and `release/CH/` are two levels down).
+STAMP records the SHA-256 of this script: tests/test_prose.py fails when the script changed and the
+PNGs were not redrawn. Only matplotlib is needed; nothing here is measured (every number drawn is
+either an example value or derived in the chapter that shows the picture).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DPI = 80
+C = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+
+
+def _box(ax, x, y, w, h, text="", fc="white", ec="black", fs=9, lw=1.0, **kw):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=fc, edgecolor=ec, lw=lw))
+    if text:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fs, **kw)
+
+
+def _arrow(ax, xy0, xy1, color="black", lw=1.0, style="->", **kw):
+    ax.add_patch(FancyArrowPatch(xy0, xy1, arrowstyle=style, color=color, lw=lw,
+                                 mutation_scale=10, shrinkA=0, shrinkB=0, **kw))
+
+
+def _blank(figsize):
+    fig, ax = plt.subplots(figsize=figsize)
+    ax.set_axis_off()
+    return fig, ax
+
+
+def thread_grid():
+    """Chapter 1: grid = rows blocks; block b owns row b; thread t reads columns t, t+256, ..."""
+    fig, ax = _blank((8, 3.6))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 46)
+    ax.text(0, 44, "grid: one block per row (grid = rows)", fontsize=10, weight="bold", va="top")
+    for r in range(4):
+        y = 36 - r * 5
+        fc = "#dce6f2" if r != 1 else "#f6d5bf"
+        _box(ax, 0, y, 22, 4, f"block {r}" if r < 3 else "...", fc=fc)
+        _box(ax, 26, y, 72, 4, f"row {r} of x" if r < 3 else "...", fc="#f2f2f2")
+        _arrow(ax, (22, y + 2), (26, y + 2))
+    ax.text(0, 17.5, "block 1: 256 threads\n= 8 warps of 32", fontsize=8, weight="bold", va="top")
+    ax.text(26, 17.5, "row 1: thread t reads columns t, t+256, t+512, t+768", fontsize=8, weight="bold",
+            va="top")
+    for w in range(8):
+        _box(ax, w * 2.75, 7, 2.75, 4, "", fc=C[w % 8])
+    ax.text(11, 5.5, "warp 0 ... warp 7", ha="center", va="top", fontsize=8)
+    # the row, split in 4 chunks of 256 columns; thread t handles column t of every chunk
+    for k in range(4):
+        x0 = 26 + k * 18
+        for w in range(8):
+            _box(ax, x0 + w * 18 / 8, 7, 18 / 8, 4, "", fc=C[w % 8], lw=0.3)
+        ax.text(x0 + 9, 11.6, f"cols {256 * k}..{256 * k + 255}", ha="center", fontsize=7)
+    ax.text(62, 5.5, "same colour = same warp: at every step the 32 lanes of a warp read\n"
+            "32 neighbouring floats (coalesced)", ha="center", va="top", fontsize=8)
+    return fig
+
+
+def memory_hierarchy():
+    """Chapter 1: where data lives (H100 values from NVIDIA's datasheet and tuning guide)."""
+    fig, ax = _blank((8, 3.4))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 44)
+    levels = [
+        ("registers", "per thread; 256 KiB per SM", "fastest", "#c6dbef"),
+        ("shared memory / L1", "per block, on the SM; up to 228 KiB per SM", "on chip", "#9ecae1"),
+        ("L2 cache", "whole GPU, 50 MiB", "on chip", "#6baed6"),
+        ("HBM (GPU memory)", "80 GB, 3.35 TB/s (datasheet)", "off chip", "#4292c6"),
+    ]
+    for i, (name, what, where, fc) in enumerate(levels):
+        y = 34 - i * 9.5
+        w = 22 + 8 * i
+        x = 34 - w / 2
+        _box(ax, x, y, w, 7.5, name, fc=fc, fs=10, weight="bold")
+        ax.text(x + w + 2, y + 3.75, what, va="center", fontsize=8)
+        ax.text(x - 2, y + 3.75, where, va="center", ha="right", fontsize=8, color="#555555")
+    ax.text(45, 43, "132 SMs, each with its registers and shared memory; one L2 and one HBM for all",
+            ha="center", fontsize=9)
+    ax.text(45, 0.5, "smaller and faster at the top; a memory-bound kernel's time is set by the HBM traffic",
+            ha="center", fontsize=8, style="italic")
+    return fig
+
+
+def reduction_tree():
+    """Chapters 1-2: sequential addressing; step s: thread t < s adds buf[t + s] into buf[t]."""
+    n = 16
+    fig, ax = _blank((8, 3.4))
+    ax.set_xlim(-4, n + 0.5)
+    ax.set_ylim(-1.1, 4.5)
+    steps = [8, 4, 2, 1]
+    for lvl in range(5):
+        y = 4 - lvl
+        live = n if lvl == 0 else steps[lvl - 1]
+        for t in range(n):
+            fc = C[0] if t < live else "#eeeeee"
+            _box(ax, t + 0.1, y - 0.3, 0.8, 0.6, "", fc=fc, ec="#666666", lw=0.5)
+        ax.text(-0.3, y, "buf" if lvl == 0 else f"s = {steps[lvl - 1]}", ha="right", va="center", fontsize=9)
+        if lvl:
+            s = steps[lvl - 1]
+            for t in range(s):
+                _arrow(ax, (t + s + 0.5, y + 0.7), (t + 0.5, y + 0.3), color=C[3], lw=0.7)
+                _arrow(ax, (t + 0.5, y + 0.7), (t + 0.5, y + 0.3), color=C[3], lw=0.7)
+    ax.text(n / 2, -0.9, "n values, log2(n) steps (8 for 256); a __syncthreads() between steps; "
+            "active threads contiguous", ha="center", fontsize=8)
+    return fig
+
+
+def smem_banks():
+    """Chapter 2: 32 banks of 4-byte words; sequential vs stride-2 access by one warp."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 2.3))
+    for ax, (title, stride) in zip(axes, [("lane t reads word t: 32 banks, 1 step", 1),
+                                          ("lane t reads word 2t: 2-way conflict, 2 steps", 2)]):
+        ax.set_axis_off()
+        ax.set_xlim(-1.5, 32.5)
+        ax.set_ylim(-0.2, 3.8)
+        for row in range(2):
+            for b in range(32):
+                word = row * 32 + b
+                hit = word % stride == 0 and word // stride < 32
+                _box(ax, b, 2 - row * 1.1, 1, 1, "", fc=C[(word // stride) % 8] if hit else "white",
+                     ec="#888888", lw=0.4)
+            ax.text(-0.3, 2.5 - row * 1.1, f"words {32 * row}..{32 * row + 31}", ha="right",
+                    va="center", fontsize=6)
+        for b in (0, 8, 16, 24, 31):
+            ax.text(b + 0.5, 3.25, str(b), ha="center", fontsize=6)
+        ax.text(16, 3.55, "bank", ha="center", fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.text(16, 0.25, "word i lives in bank i % 32; colour = the lane that reads it", ha="center", fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def butterfly():
+    """Chapter 2: xor butterfly on 8 lanes; after log2(8) steps every lane holds the total."""
+    lanes = 8
+    fig, ax = _blank((8, 3.4))
+    ax.set_xlim(-1.8, lanes + 0.2)
+    ax.set_ylim(-0.9, 3.7)
+    letters = "abcdefgh"
+    held = [{i} for i in range(lanes)]
+    masks = [4, 2, 1]
+    for lvl in range(4):
+        y = 3 - lvl
+        for lane in range(lanes):
+            label = "+".join(letters[i] for i in sorted(held[lane])) if len(held[lane]) < 8 else "all 8"
+            _box(ax, lane + 0.05, y - 0.28, 0.9, 0.56, label, fc="#dce6f2", fs=6 if len(label) > 3 else 8)
+        ax.text(-0.2, y, "values" if lvl == 0 else f"xor {masks[lvl - 1]}", ha="right", va="center", fontsize=9)
+        if lvl < 3:
+            mk = masks[lvl]
+            for lane in range(lanes):
+                ax.plot([lane + 0.5, (lane ^ mk) + 0.5], [y - 0.3, y - 0.7], color=C[lvl + 1], lw=0.8)
+            held = [held[lane] | held[lane ^ mk] for lane in range(lanes)]
+    ax.text(lanes / 2, -0.75, "each step: v += __shfl_xor_sync(0xffffffff, v, mask); lanes exchange registers, "
+            "no memory, no barrier", ha="center", fontsize=8)
+    return fig
+
+
+def online_softmax():
+    """Chapter 3: the running max m and the running sum d; a new max rescales d."""
+    xs = [1.0, 0.2, 2.5, 1.8, 0.5, 4.0, 3.1, 3.6]
+    m, d = -math.inf, 0.0
+    ms, ds, rescaled = [], [], []
+    for x in xs:
+        if x > m:
+            d = d * math.exp(m - x) + 1.0 if m > -math.inf else 1.0
+            rescaled.append(m > -math.inf)
+            m = x
+        else:
+            d = d + math.exp(x - m)
+            rescaled.append(False)
+        ms.append(m)
+        ds.append(d)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
+    j = list(range(1, len(xs) + 1))
+    axes[0].bar(j, xs, color="#c6dbef", label="$x_j$")
+    axes[0].step(j, ms, where="mid", color=C[3], lw=2, label="running max $m_j$")
+    axes[0].set_xlabel("j")
+    axes[0].legend(fontsize=8, loc="upper left")
+    axes[0].set_title("the max only grows", fontsize=9)
+    axes[1].plot(j, ds, "o-", color=C[0], label="$d_j$")
+    for jj, r, dv in zip(j, rescaled, ds):
+        if r:
+            axes[1].annotate("new max: $d \\leftarrow d\\,e^{m_{old}-m_{new}} + 1$", (jj, dv),
+                             (1.1, 2.35) if jj < 5 else (4.0, 3.0),
+                             fontsize=7, arrowprops=dict(arrowstyle="->", lw=0.7))
+    axes[1].set_xlabel("j")
+    axes[1].set_ylim(0, max(ds) + 1.2)
+    axes[1].set_title("$d_j = \\sum_{i \\leq j} e^{x_i - m_j}$: rescaled when the max moves", fontsize=9)
+    for a in axes:
+        a.grid(alpha=0.3)
+        a.set_xticks(j)
+    fig.tight_layout()
+    return fig
+
+
+def flash_tiles():
+    """Chapter 4: the tile loop; Q, K, V, O in HBM, one program's working set on chip."""
+    fig, ax = _blank((9, 4.1))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 51)
+    _box(ax, 1, 26, 98, 24, "", fc="#f2f2f2", ec="#888888")
+    ax.text(2.5, 49.3, "HBM (GPU memory)", fontsize=9, weight="bold", va="top")
+    for i, (name, x) in enumerate([("Q", 6), ("K", 30), ("V", 54), ("O", 78)]):
+        _box(ax, x, 28, 16, 14, "", fc="white")
+        ax.text(x + 8, 43.2, f"{name}  (T x D)", ha="center", fontsize=8)
+        if name == "Q":
+            _box(ax, x, 36, 16, 3, "query tile", fc=C[1], fs=7)
+        elif name == "O":
+            _box(ax, x, 36, 16, 3, "output tile", fc=C[1], fs=7)
+        else:
+            for k in range(4):
+                _box(ax, x, 39 - 3.5 * (k + 1) + 3, 16, 3, f"tile {k}" if k < 3 else "...",
+                     fc=C[2] if k == 1 else "white", fs=7)
+    _box(ax, 1, 1, 98, 21, "", fc="#fff7e6", ec="#888888")
+    ax.text(2.5, 21, "on chip (registers and shared memory of one SM): one program", fontsize=9,
+            weight="bold", va="top")
+    _box(ax, 4, 6, 14, 8, "query tile\n(B_r x D)", fc=C[1], fs=7)
+    _box(ax, 22, 10, 14, 5, "K tile (b x D)", fc=C[2], fs=7)
+    _box(ax, 22, 3, 14, 5, "V tile (b x D)", fc=C[2], fs=7)
+    _box(ax, 42, 6, 16, 8, "S = Q Kᵀ tile\n(B_r x b), then P", fc="#fde0dd", fs=7)
+    _box(ax, 64, 10, 14, 5, "m, d (B_r)", fc="#e5f5e0", fs=7)
+    _box(ax, 64, 3, 14, 5, "acc õ (B_r x D)", fc="#e5f5e0", fs=7)
+    ax.text(88.5, 11.5, "for each key tile:\nm_new = max(m, rowmax S)\nα = exp(m - m_new)\n"
+            "d = α d + rowsum P\nõ = α õ + P V", fontsize=6.5, ha="center", va="center")
+    _arrow(ax, (14, 36), (11, 14), color=C[1], lw=1.2)
+    _arrow(ax, (38, 32), (29, 15), color=C[2], lw=1.2)
+    _arrow(ax, (62, 32), (36, 7), color=C[2], lw=1.2)
+    _arrow(ax, (71, 15), (86, 36), color=C[1], lw=1.2)
+    ax.text(87, 24.5, "written once, õ / d", fontsize=7, ha="center")
+    ax.text(44, 24.2, "K, V tiles streamed in, one after the other; S and P never leave the chip",
+            fontsize=7, ha="center")
+    return fig
+
+
+def welford_chan():
+    """Chapter 5: Welford's one-value update and Chan's merge of two partial states."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.1))
+    ax = axes[0]
+    ax.set_axis_off()
+    ax.set_xlim(0, 50)
+    ax.set_ylim(0, 30)
+    ax.set_title("Welford: one value at a time", fontsize=9)
+    for i in range(4):
+        _box(ax, 2 + i * 12, 20, 10, 5, f"(n={i + 1}, μ, M2)", fc="#dce6f2", fs=7)
+        ax.text(7 + i * 12, 27.5, f"x{i + 1}", ha="center", fontsize=8)
+        _arrow(ax, (7 + i * 12, 27), (7 + i * 12, 25.1))
+        if i:
+            _arrow(ax, (i * 12, 22.5), (2 + i * 12, 22.5))
+    ax.text(25, 12, "δ = x - μ_old,   μ_new = μ_old + δ / n\nM2_new = M2_old + δ (x - μ_new)",
+            ha="center", fontsize=8)
+    ax.text(25, 3, "a chain: each step waits for the one before", ha="center", fontsize=7, style="italic")
+    ax = axes[1]
+    ax.set_axis_off()
+    ax.set_xlim(0, 50)
+    ax.set_ylim(0, 30)
+    ax.set_title("Chan: merge any two parts, in any tree", fontsize=9)
+    _box(ax, 3, 20, 18, 6, "A: (n_A, μ_A, M2_A)", fc="#dce6f2", fs=7)
+    _box(ax, 29, 20, 18, 6, "B: (n_B, μ_B, M2_B)", fc="#fde0dd", fs=7)
+    _box(ax, 14, 8, 22, 6, "A ∪ B: (n, μ, M2)", fc="#e5f5e0", fs=7)
+    _arrow(ax, (12, 20), (20, 14.1))
+    _arrow(ax, (38, 20), (30, 14.1))
+    ax.text(25, 3.5, "n = n_A + n_B,  δ = μ_B - μ_A,  μ = μ_A + δ n_B / n\n"
+            "M2 = M2_A + M2_B + δ² n_A n_B / n", ha="center", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
+                                     online_softmax, flash_tiles, welford_chan)}
+
+
+def script_hash() -> str:
+    with open(os.path.abspath(__file__), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def draw(out: str) -> list[str]:
+    os.makedirs(out, exist_ok=True)
+    plt.rcParams.update({"font.size": 9, "svg.hashsalt": "flashcourse"})
+    paths = []
+    for name, make in DIAGRAMS.items():
+        fig = make()
+        path = os.path.join(out, name + ".png")
+        fig.savefig(path, dpi=DPI, metadata={"Software": None})
+        plt.close(fig)
+        paths.append(path)
+    with open(os.path.join(out, "STAMP"), "w") as f:
+        f.write(f"sha256 of make_diagrams.py: {script_hash()}\n")
+        f.write("".join(f"{os.path.basename(p)}\n" for p in paths))
+    return paths
+
+
+if __name__ == "__main__":
+    for p in draw(sys.argv[1] if len(sys.argv) > 1 else HERE):
+        print(p, os.path.getsize(p), "bytes")
