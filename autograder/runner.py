@@ -36,6 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CELL_TIMEOUT = {"cpu": 60.0, "gpu": 60.0}  # seconds one cell may take while a submission loads
 START_TIMEOUT = 180.0  # seconds for a runner to start (imports, CUDA) before its first cell
 LOAD_BUDGET = {"cpu": 150.0, "gpu": 120.0}  # seconds a notebook's hanging cells may cost in all
+# CUDA errors that leave a context unusable: every later call in that process fails with them too
+STICKY = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
+          "device-side assert", "illegal instruction", "CUDA_ERROR_ILLEGAL", "cudaErrorIllegal", "context is destroyed")
 REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
@@ -57,9 +60,9 @@ class RunnerGone(Exception):
 class RunnerFailed(Exception):
     """The runner could not do what was asked (the submission raised, is not implemented, ...)."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, fatal: bool = False):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.fatal = kind, fatal
 
 
 # What of the judge's environment a runner gets: what Python, CUDA, Triton and CuPy need, nothing else
@@ -433,7 +436,9 @@ class Session:
         except TimeoutError:
             raise TimeoutError from None
         if not reply.get("ok"):
-            raise RunnerFailed(str(reply.get("kind", "raised")), str(reply.get("message", ""))[:8000])
+            message = str(reply.get("message", ""))[:8000]
+            raise RunnerFailed(str(reply.get("kind", "raised")), message,
+                               fatal=bool(reply.get("fatal")) or any(s in message for s in STICKY))
         # what an answer may carry: outputs and their guard zones are never much larger than the largest inputs
         budget = [REPLY_SLACK + REPLY_FACTOR * self.sent]
         out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE, budget) if "out" in reply else None,
@@ -510,6 +515,10 @@ class Session:
             return result(False, f"{e} (seed {seed})")
         except RunnerFailed as e:
             message = str(e)
+            if e.fatal:  # its CUDA context is lost: the next check gets a fresh runner
+                self.proc.kill()
+                self.proc = None
+                message += "\n(the CUDA context of your code's process was lost; later checks run in a fresh one)"
             if e.kind == "missing":
                 message += "".join(f"; cell {self.cells[x['cell']].origin} failed: {x.get('message', '')[:300]}"
                                    for x in self.errors if isinstance(x.get("cell"), int)

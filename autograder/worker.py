@@ -213,8 +213,24 @@ def serve(req_fd: int, reply_fd: int) -> int:
         except BaseException as e:  # the submission (or its absence) failed: say what, as feedback
             kind, message = describe(e)
             reply = {"ok": False, "kind": kind, "message": message[:8000]}
+            if _cuda_lost():
+                reply["fatal"] = True
         sys.stdout.flush()
         wire.send(reply_fd, reply)
+        if reply.get("fatal"):
+            return 3  # a lost CUDA context fails every later call: the judge starts a fresh runner
+
+
+def _cuda_lost() -> bool:
+    """After a failure: is this process's CUDA context unusable (illegal address, launch failure: sticky)?"""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return False
+    try:
+        torch.cuda.synchronize()
+        return False
+    except Exception:  # noqa: BLE001
+        return True
 
 
 def main(argv: list[str] | None = None) -> int:
