@@ -1,0 +1,403 @@
+"""The chapters' text as a student reads it: quoted numbers match the data they come from, no
+reference to material students do not have, every picture exists, glossary links resolve, and the
+diagrams are up to date with the script that draws them.
+
+A number quoted in a chapter is either derived in the text or measured; each measured one is listed
+in MEASURED below with the data file it comes from (which names its GPU), and each number the text
+says a cell computes is recomputed here (COMPUTED tests). Change a measurement and this fails until
+the text follows.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHAPTERS = sorted(d for d in os.listdir(os.path.join(ROOT, "source"))
+                  if os.path.isfile(os.path.join(ROOT, "source", d, f"{d}.nb.md")))
+GLOSSARY = os.path.join(ROOT, "course", "GLOSSARY.md")
+DIAGRAMS = os.path.join(ROOT, "course", "diagrams")
+
+
+def text(chapter: str) -> str:
+    with open(os.path.join(ROOT, "source", chapter, f"{chapter}.nb.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+def flat(chapter: str) -> str:
+    """The chapter's text with every run of white space (line breaks included) made one space."""
+    return re.sub(r"\s+", " ", text(chapter))
+
+
+def load(rel: str):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return json.load(f) if rel.endswith(".json") else f.read()
+
+
+def quoted(chapter: str, pattern: str) -> list[float]:
+    m = re.search(pattern, flat(chapter))
+    assert m, f"{chapter}: the text no longer says {pattern!r}; update tests/test_prose.py with it"
+    return [float(g.replace(" ", "")) for g in m.groups()]
+
+
+# ---------------------------------------------------------------- students have only the course
+
+PRIVATE = [r"seed notes?", r"the seed'?s?\b", r"BENCHMARKS\.md", r"notes this course grew from"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_reference_to_material_students_do_not_have(chapter):
+    release = load(f"release/{chapter}/{chapter}.ipynb")
+    for where, body in ((f"source/{chapter}/{chapter}.nb.md", text(chapter)),
+                        (f"release/{chapter}/{chapter}.ipynb", json.dumps(release, ensure_ascii=False))):
+        for pat in PRIVATE:
+            hit = re.search(pat, body, re.IGNORECASE)
+            assert not hit, f"{where} mentions {hit.group(0)!r}: students do not have it"
+
+
+def test_glossary_mentions_nothing_private():
+    body = load("course/GLOSSARY.md")
+    for pat in PRIVATE:
+        assert not re.search(pat, body, re.IGNORECASE), pat
+
+
+# ---------------------------------------------------------------- pictures
+
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_image_exists_from_source_and_release(chapter):
+    for ref in IMAGE.findall(text(chapter)):
+        assert not re.match(r"[a-z]+://", ref), f"{chapter}: {ref} is not a file of the course"
+        for folder in ("source", "release"):  # both are two levels down: one relative path serves both
+            path = os.path.normpath(os.path.join(ROOT, folder, chapter, ref))
+            assert os.path.isfile(path), f"{chapter}: {ref} does not exist (from {folder}/{chapter}/)"
+            assert path.startswith(os.path.join(ROOT, "course") + os.sep), \
+                f"{chapter}: {ref} is outside course/, which the student pack ships"
+            assert os.path.getsize(path) < 60_000, f"{ref}: keep diagrams under 60 KB"
+
+
+def test_diagrams_are_stamped_with_their_script():
+    with open(os.path.join(DIAGRAMS, "make_diagrams.py"), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    stamp = open(os.path.join(DIAGRAMS, "STAMP"), encoding="utf-8").read().split("\n")
+    assert stamp[0].endswith(digest), \
+        "course/diagrams/make_diagrams.py changed: run `python course/diagrams/make_diagrams.py`"
+    pngs = sorted(f for f in os.listdir(DIAGRAMS) if f.endswith(".png"))
+    assert sorted(s for s in stamp[1:] if s) == pngs
+
+
+def test_every_diagram_is_shown_somewhere():
+    shown = {os.path.basename(ref) for ch in CHAPTERS for ref in IMAGE.findall(text(ch))}
+    for png in os.listdir(DIAGRAMS):
+        if png.endswith(".png"):
+            assert png in shown, f"course/diagrams/{png} is not referenced by any chapter"
+
+
+def test_diagrams_redraw_to_the_same_pictures(tmp_path):
+    import importlib.util
+
+    from PIL import Image
+
+    spec = importlib.util.spec_from_file_location("make_diagrams", os.path.join(DIAGRAMS, "make_diagrams.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    drawn = mod.draw(str(tmp_path))
+    assert sorted(os.path.basename(p) for p in drawn) == sorted(f for f in os.listdir(DIAGRAMS) if f.endswith(".png"))
+    for p in drawn:
+        committed = os.path.join(DIAGRAMS, os.path.basename(p))
+        assert Image.open(p).size == Image.open(committed).size, f"{os.path.basename(p)}: redraw it"
+        assert os.path.getsize(p) < 60_000
+
+
+# ---------------------------------------------------------------- glossary
+
+LINK = re.compile(r"\]\((\.\./\.\./course/GLOSSARY\.md)(?:#([a-z0-9-]+))?\)")
+# terms each chapter uses that a newcomer may not know: each must be linked to the glossary there
+REQUIRED = {
+    "ch01_softmax": ["kernel", "warp", "shared-memory", "l2", "hbm", "cuda-event", "coalescing", "sm",
+                     "register", "register-spill", "bank-conflict", "roofline", "memory-bound", "flop"],
+    "ch02_reductions": ["warp", "shared-memory", "bank-conflict", "divergence", "sm", "l2", "occupancy"],
+    "ch03_online_softmax": ["sm", "register", "shared-memory", "l2", "warp"],
+    "ch04_flash_attention": ["tensor-core", "register", "register-spill", "l2", "hbm", "warp-specialisation"],
+    "ch05_fused_norms": ["hbm", "tensor-core", "ulp", "warp", "register"],
+}
+
+
+def anchors() -> set[str]:
+    return set(re.findall(r'<a id="([a-z0-9-]+)"></a>', load("course/GLOSSARY.md")))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_glossary_links_resolve_and_terms_are_linked(chapter):
+    links = LINK.findall(text(chapter))
+    assert links, f"{chapter} never links the glossary"
+    known = anchors()
+    for _, anchor in links:
+        assert not anchor or anchor in known, f"{chapter}: GLOSSARY.md#{anchor} does not exist"
+    linked = {a for _, a in links if a}
+    missing = [t for t in REQUIRED.get(chapter, []) if t not in linked]
+    assert not missing, f"{chapter}: link these terms to the glossary on first use: {missing}"
+
+
+# ---------------------------------------------------------------- measured numbers
+
+def _progression() -> dict[str, tuple[float, float]]:
+    """Chapter 3's GPU cell as recorded in course/figures/figures.json: name -> (GB/s, % of copy)."""
+    ex = load("course/figures/figures.json")["examples"]["ch03_softmax_progression"]
+    assert ex["device"].startswith("NVIDIA H100")
+    out = {}
+    for line in ex["printed"].splitlines():
+        m = re.match(r"4096 x 2048\s+(.+?)\s+(\d+) GB/s\s+([\d.]+)% of copy", line)
+        out[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return out
+
+
+def _bench(rel: str, exercise: str, shape: list, variant: str) -> dict:
+    data = load(rel)
+    rows = [r for r in data["rows"] if r["exercise"] == exercise and r.get("shape") == shape
+            and r["variant"] == variant]
+    assert len(rows) == 1, (rel, exercise, shape, variant)
+    return dict(rows[0], device=data["device"])
+
+
+def _sweep(rel: str, T: int, D: int, causal: bool, variant: str) -> float:
+    rows = [r for r in load(rel)["rows"] if (r["T"], r["D"], r["causal"], r["variant"]) == (T, D, causal, variant)]
+    assert len(rows) == 1
+    return rows[0]["tflops"]
+
+
+H100_CH23 = "## Chapters 2 and 3 · NVIDIA H100"
+H100_H200_CH4 = "## Chapter 4 · FlashAttention forward"
+H200_CH5 = "## Chapter 5 · fused norms, NVIDIA H200"
+
+
+def _benchmarks_md_row(prefix: str, section: str) -> str:
+    """The first table row of BENCHMARKS.md's `section` that starts with `prefix`."""
+    body = load("BENCHMARKS.md")
+    start = body.index(section)
+    end = body.find("\n## ", start + 1)
+    lines = [ln for ln in body[start:end if end > 0 else None].splitlines() if ln.startswith(prefix)]
+    assert lines, (prefix, section)
+    return lines[0]
+
+
+def _benchmarks_md_block(prefix: str, section: str, rows: int = 3) -> str:
+    body = load("BENCHMARKS.md")
+    i = body.index(prefix, body.index(section))
+    return "\n".join(body[i:].splitlines()[:rows])
+
+
+def _copy():
+    d = load("benchmarks/prose_numbers_h100.json")
+    assert d["device"].startswith("NVIDIA H100")
+    return d["copy_sweep_gbps"]
+
+
+def test_ch01_copy_numbers_match_the_h100_sweep():
+    copy = _copy()
+    (small,) = quoted("ch01_softmax", r"a 1 MiB copy ran at about (\d+) GB/s")
+    assert abs(small - copy["1048576"]) <= 0.05 * copy["1048576"]
+    (us,) = quoted("ch01_softmax", r"1 MiB in about ([\d.]+) µs")
+    assert us == round(2**20 / (copy["1048576"] * 1e9) * 1e6, 1)
+    (bytes_us,) = quoted("ch01_softmax", r"take ([\d.]+) µs")
+    assert bytes_us == round(2**20 / (copy["1073741824"] * 1e9) * 1e6, 2)
+    (l2,) = quoted("ch01_softmax", r"overshoots to about (\d+) GB/s at 32 MiB")
+    assert abs(l2 - copy["33554432"]) <= 0.02 * copy["33554432"]
+    (big,) = quoted("ch01_softmax", r"about (\d+) GB/s at 1 GiB")
+    assert abs(big - copy["1073741824"]) <= 10
+    printed = load("course/figures/figures.json")["examples"]["ch01_copy_bandwidth"]["printed"]
+    assert abs(big - float(re.search(r"(\d+) GB/s", printed).group(1))) <= 10  # the example plot agrees
+    l2_mib = load("benchmarks/prose_numbers_h100.json")["l2_bytes"] // 2**20
+    assert f"{l2_mib} MiB of L2 on an H100" in flat("ch01_softmax")
+    glossary_text = re.sub(r"\s+", " ", load("course/GLOSSARY.md"))
+    (glossary,) = re.search(r"copy measures about (\d+) GB/s on an H100", glossary_text).groups()
+    assert abs(float(glossary) - copy["1073741824"]) <= 10
+
+
+@pytest.mark.parametrize("label, name", [("v1: 3-pass", "v1: 3-pass"), ("v2: online softmax", "v2: your warp per row"),
+                                         ("v3: online softmax", "v3: your block per row"),
+                                         ("Triton online softmax", "your Triton kernel"),
+                                         ("`torch.softmax`", "torch.softmax")])
+def test_ch02_progression_table_matches_the_recorded_h100_run(label, name):
+    gbps, pct = _progression()[name]
+    row = [ln for ln in text("ch02_reductions").splitlines() if ln.startswith(f"| {label}")]
+    assert len(row) == 1, label
+    cells = [c.strip() for c in row[0].strip("|").split("|")]
+    assert float(cells[-2]) == gbps and float(cells[-1].rstrip("%")) == pct
+
+
+def test_ch02_progression_byte_model():
+    assert "$8 \\cdot 4096 \\cdot 2048$ bytes = 64 MiB" in flat("ch02_reductions")
+    assert 8 * 4096 * 2048 == 64 * 2**20
+
+
+def test_ch02_row_sum_fractions():
+    cuda, triton_, torch_ = quoted("ch02_reductions", r"read ([\d.]+)% \(CUDA\) and ([\d.]+)% \(Triton\) "
+                                   r"of the copy bandwidth, `torch.sum` ([\d.]+)%")
+    block = _benchmarks_md_block("| ch02 CUDA row sum, 16384 x 8192", H100_CH23)
+    assert f"**{cuda}%**" in block and f"| torch.sum | {torch_}% |" in block
+    assert f"**{triton_}%**" in _benchmarks_md_row("| ch02 Triton row sum, 16384 x 8192", H100_CH23)
+
+
+def test_ch03_progression_and_long_rows():
+    p = _progression()
+    warp, torch_, v1 = quoted("ch03_online_softmax", r"read ([\d.]+)% of the copy bandwidth at 4096 × 2048, "
+                              r"ahead of `torch.softmax` \(([\d.]+)%\) and of the 3-pass v1 \(([\d.]+)%\)")
+    assert (warp, torch_, v1) == (p["v2: your warp per row"][1], p["torch.softmax"][1], p["v1: 3-pass"][1])
+    cuda, tri, three, tor = quoted("ch03_online_softmax", r"online kernels read ([\d.]+)% \(CUDA\) and ([\d.]+)% "
+                                   r"\(Triton\) against a model ceiling of 67%, a 3-pass kernel ([\d.]+)% "
+                                   r"\(ceiling 50%\), and `torch.softmax` ([\d.]+)%")
+    block = _benchmarks_md_block("| ch03 block per row, 1024 x 131072", H100_CH23)
+    assert f"**{cuda}%**" in block and f"3-pass (max, sum, write) | {three}%" in block
+    assert f"| torch.softmax | {tor}% |" in block
+    assert f"**{tri}%**" in _benchmarks_md_row("| ch03 Triton online, 1024 x 131072", H100_CH23)
+    a, b = quoted("ch03_online_softmax", r"reference reads ([\d.]+)% and a 3-pass kernel ([\d.]+)%")
+    assert (a, b) == (cuda, three)
+
+
+def test_ch04_speeds_match_the_recorded_h100_runs():
+    ref = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "reference")
+    flash = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "sdpa flash")
+    cudnn = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "sdpa cudnn")
+    sweep = "benchmarks/ch04_attention_sweep_h100.json"
+    q_ref, f_lo, f_hi, c_lo, c_hi = quoted(
+        "ch04_flash_attention", r"kernel ran at about (\d+) TFLOP/s, PyTorch's flash backend \(FlashAttention-2\) "
+        r"at (\d+) to (\d+) and its cuDNN backend at (\d+) to (\d+) \(two runs\)")
+    for measured in (ref["tflops"], _sweep(sweep, 4096, 128, True, "triton reference")):
+        assert abs(measured - q_ref) <= 10
+    for lo, hi, runs in ((f_lo, f_hi, (flash["tflops"], _sweep(sweep, 4096, 128, True, "sdpa flash"))),
+                         (c_lo, c_hi, (cudnn["tflops"], _sweep(sweep, 4096, 128, True, "sdpa cudnn")))):
+        assert sorted(round(r, -1) for r in runs) == [lo, hi]
+    four, eight = quoted("ch04_flash_attention", r"\): (\d+) TFLOP/s against (\d+) with 8 warps \(causal\)")
+    assert _benchmarks_md_row("| 128, 64, 4, 3 |", H100_H200_CH4).rstrip(" |").endswith(f"| {int(four)}")
+    assert _benchmarks_md_row("| 128, 64, 8, 3 |", H100_H200_CH4).rstrip(" |").endswith(f"**{int(eight)}**")
+    (mat,) = quoted("ch04_flash_attention", r"three-kernel version ran at (\d+) TFLOP/s on an H100")
+    assert f"| {int(mat)} (" in _benchmarks_md_row("| known-wrong: materialised S", H100_H200_CH4)
+    assert 9.5 <= ref["tflops"] / mat <= 11  # "ten times slower"
+
+
+def test_ch05_measured_fractions():
+    two, welford = quoted("ch05_fused_norms", r"measured ([\d.]+)% of the copy bandwidth against ([\d.]+)% "
+                          r"with the update \(H200, 2026-11-22, 16 384 × 4096\)")
+    ref = _bench("benchmarks/ch05_bench_h200.json", "ch05.layernorm_cuda", [16384, 4096], "reference")
+    assert ref["device"] == "NVIDIA H200" and round(100 * ref["fraction"], 1) == two
+    row = _benchmarks_md_row("| LayerNorm, CUDA reference (fp32; Welford's update per value)", H200_CH5)
+    assert row.split("|")[2].strip() == f"{welford}%"  # the 16384 x 4096 column
+    vec, scalar = quoted("ch05_fused_norms", r"the reference read ([\d.]+)% of the copy bandwidth and a version "
+                         r"with 2-byte loads ([\d.]+)%")
+    h100 = "benchmarks/ch05_bench_h100.json"
+    assert round(100 * _bench(h100, "ch05.rmsnorm_vec_cuda", [16384, 4096], "reference")["fraction"], 1) == vec
+    assert round(100 * _bench(h100, "ch05.rmsnorm_vec_cuda", [16384, 4096],
+                              "wrong/rmsnorm_vec_scalar_loads")["fraction"], 1) == scalar
+
+
+# ---------------------------------------------------------------- derived and computed numbers
+
+def test_ch05_datasheet_arithmetic():
+    bw, flops = 3.35e12, 67e12
+    (billions,) = quoted("ch05_fused_norms", r"4 \\approx (\d+)\$ billion elements a second")
+    assert abs(bw / 4 / 1e9 - billions) <= 5
+    assert "$67 / 3.35 = 20$" in flat("ch05_fused_norms") and round(flops / bw) == 20
+    a, b = quoted("ch05_fused_norms", r"\$(\d+)/(\d+) \\approx 2.3\$ times fewer bytes")
+    assert (a, b) == (2 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 1, 2 + 2 + 2 + 2 + 1)  # 10 trips + q; g, u, r, h, q
+    assert round(a / b, 1) == 2.3
+
+
+def test_ch05_variance_cancellation_as_the_cell_computes_it():
+    (measured,) = quoted("ch05_fused_norms",
+                         r"the cell below measures (\d+) for a row of 4096 values with mean \$10\^4\$")
+    rng = np.random.default_rng(0)
+    for mu in 10.0 ** np.arange(0, 5):  # the cell's loop, up to the row it quotes
+        x = (mu + rng.standard_normal(4096)).astype(np.float32)
+    exact = np.var(x.astype(np.float64))
+    s, s2 = np.float32(0), np.float32(0)
+    for v in x:
+        s += v
+        s2 += v * v
+    naive = s2 / np.float32(len(x)) - (s / np.float32(len(x))) ** 2
+    assert round(abs(float(naive) - exact) / exact) == measured
+    (eps,) = quoted("ch05_fused_norms", r"\\approx ([\d.]+) \\times 10\^\{-6\} \\quad \(n = 4096\)")
+    assert round(math.sqrt(4096) * 2.0**-24 / 3 * 1e6, 1) == eps
+
+
+def test_ch05_double_rounding_as_the_cell_computes_it():
+    torch = pytest.importorskip("torch")
+    once_mean, twice_mean = quoted("ch05_fused_norms", r"the mean error grows from ([\d.]+) to ([\d.]+) ulp")
+    (worst,) = quoted("ch05_fused_norms", r"\(up to ([\d.]+) ulp\), and the mean error")
+    torch.manual_seed(0)
+    x = torch.randn(512, 4096).to(torch.bfloat16).double()
+    rstd = torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5)
+    for gm in (1, 32):
+        g = (gm * (0.9 + 0.2 * torch.rand(4096))).to(torch.bfloat16).double()
+        exact = x * rstd * g
+        spacing = torch.ldexp(torch.ones_like(exact), (torch.frexp(exact.abs().clamp_min(1e-30))[1] - 8).int())
+        once = ((x.float() * rstd.float() * g.float()).to(torch.bfloat16).double() - exact) / spacing
+        twice = (((x.float() * rstd.float()).to(torch.bfloat16).float() * g.float()).to(torch.bfloat16).double()
+                 - exact) / spacing
+        assert round(once.abs().mean().item(), 2) == once_mean
+        assert abs(twice.abs().mean().item() - twice_mean) < 0.015
+        assert abs(twice.abs().max().item() - worst) < 0.01
+        assert 0.2 < (twice.abs() > 0.5).double().mean().item() < 0.3  # "about a quarter"
+        assert abs(twice.mean().item()) < 1e-3  # unbiased: no drift of the mean
+
+
+def test_ch03_half_precision_error_levels():
+    torch = pytest.importorskip("torch")
+    sci = r"\$(\d+(?:\.\d+)?) \\times 10\^\{(-\d+)\}\$"
+    levels = quoted("ch03_online_softmax", rf"gives {sci} to {sci} for `float16`, {sci} to {sci} for `bfloat16` "
+                    rf"and {sci} to {sci} for `float32`")
+    bounds = [levels[i] * 10 ** levels[i + 1] for i in range(0, 12, 2)]
+    torch.manual_seed(0)
+    errors = {torch.float16: [], torch.bfloat16: [], torch.float32: []}
+    for n in (256, 1024, 4096, 16384, 65536):
+        x = 3 * torch.randn(64, n)
+        exact = torch.softmax(x.double(), -1)
+        for dt, out in errors.items():
+            out.append((torch.softmax(x.to(dt).float(), -1).to(dt).double() - exact).abs().max().item())
+    for (lo, hi), errs in zip(zip(bounds[0::2], bounds[1::2]), errors.values()):
+        assert lo * 0.6 <= min(errs) and max(errs) <= hi * 1.6, (lo, hi, errs)  # orders of magnitude
+
+
+def test_ch02_equal_terms_example():
+    (got,) = quoted("ch02_reductions", r"which gives ([\d.]+) instead of 5000")
+    s = np.cumsum(np.full(50_000, np.float32(0.1)), dtype=np.float32)[-1]
+    assert round(float(s), 2) == got
+
+
+def test_ch02_bank_conflict_claims():
+    """The text's claims, counted the way the chapter's cell counts them."""
+    def degree(words):
+        banks: dict[int, set] = {}
+        for w in words:
+            banks.setdefault(w % 32, set()).add(w)
+        return max((len(v) for v in banks.values()), default=0)
+
+    def worst(n, s, active, word):
+        return max(max(degree([word(t) for t in range(w, w + 32) if active(t)]),
+                       degree([word(t) + s for t in range(w, w + 32) if active(t)])) for w in range(0, n, 32))
+
+    for s in (1, 2, 4, 8, 16, 32, 64, 128):  # interleaved: divergence, never a conflict
+        assert worst(256, s, lambda t: t % (2 * s) == 0, lambda t: t) <= 1
+    assert worst(256, 1, lambda t: 2 * t < 256, lambda t: 2 * t) == 2     # strided: 2-way at s = 1
+    assert worst(256, 2, lambda t: 4 * t < 256, lambda t: 4 * t) == 4     # 4-way at s = 2
+    assert worst(1024, 16, lambda t: 32 * t < 1024, lambda t: 32 * t) == 32  # 32-way at s = 16, 1024 threads
+    body = flat("ch02_reductions")
+    assert "**no** bank conflict, only divergence" in body and "32-way at `s = 16`" in body
+
+
+def test_student_pack_ships_the_glossary_and_the_diagrams():
+    from autograder.student_pack import files_under
+
+    shipped = set(files_under("course"))
+    assert "course/GLOSSARY.md" in shipped
+    for png in os.listdir(DIAGRAMS):
+        if png.endswith(".png"):
+            assert f"course/diagrams/{png}" in shipped, f"course/diagrams/{png}: commit it (the pack ships git files)"
