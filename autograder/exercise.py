@@ -53,6 +53,28 @@ class Memory:
     verify: Callable | None = None  # the output's check before measuring (default: the exercise's)
 
 
+@dataclass(frozen=True)
+class Edge:
+    """An edge class an exercise's quiet checks must grade (tests/test_mutation.py checks that some case,
+    in CPU mode and on a GPU, covers each one): the widths at a code path's boundary, a row kind that
+    triggers a guard, a dtype. A case covers the edge if its last dimension is one of `widths` (any
+    width if none given), its kind contains one of `kinds`, its dtype is one of `dtypes` (any if
+    none given) and it has at least `min_rows` rows. `why`: what a kernel gets wrong there, in words
+    (many were found by mutation testing)."""
+    name: str
+    why: str
+    widths: tuple = ()
+    kinds: tuple = ()
+    dtypes: tuple = ()
+    min_rows: int = 0  # the case has at least this many rows (e.g. every row kind of a cycle present)
+
+    def covered_by(self, case: Case, gpu: bool) -> bool:
+        shape = case.shape_for(gpu)
+        return ((not self.widths or shape[-1] in self.widths) and shape[0] >= self.min_rows
+                and (not self.kinds or any(k in case.kind for k in self.kinds))
+                and (not self.dtypes or case.dtype in self.dtypes) and (gpu or not case.gpu_only))
+
+
 TIMED_CHECKS = ("bandwidth", "throughput")
 
 
@@ -75,6 +97,11 @@ class Exercise:
     chapter: str = ""
     harness_kernels: tuple[str, ...] = ()  # the grader's own test kernels (around device functions)
     memory: Memory | None = None
+    edges: tuple[Edge, ...] = ()  # edge classes its quiet checks must cover (see Edge)
+
+    def uncovered_edges(self, gpu: bool) -> list[str]:
+        cases = [c for check, cs in self.cases.items() for c in cs]
+        return [e.name for e in self.edges if not any(e.covered_by(c, gpu) for c in cases)]
 
     @property
     def checks(self) -> list[str]:
