@@ -175,18 +175,10 @@ def butterfly():
 def online_softmax():
     """Chapter 3: the running max m and the running sum d; a new max rescales d."""
     xs = [1.0, 0.2, 2.5, 1.8, 0.5, 4.0, 3.1, 3.6]
-    m, d = -math.inf, 0.0
-    ms, ds, rescaled = [], [], []
-    for x in xs:
-        if x > m:
-            d = d * math.exp(m - x) + 1.0 if m > -math.inf else 1.0
-            rescaled.append(m > -math.inf)
-            m = x
-        else:
-            d = d + math.exp(x - m)
-            rescaled.append(False)
-        ms.append(m)
-        ds.append(d)
+    # straight from the definitions: m_j = max of the first j values, d_j = sum of exp(x_i - m_j) over them
+    ms = [max(xs[:j + 1]) for j in range(len(xs))]
+    ds = [sum(math.exp(x - ms[j]) for x in xs[:j + 1]) for j in range(len(xs))]
+    rescaled = [j > 0 and ms[j] > ms[j - 1] for j in range(len(xs))]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
     j = list(range(1, len(xs) + 1))
     axes[0].bar(j, xs, color="#c6dbef", label="$x_j$")
