@@ -124,10 +124,12 @@ LINK = re.compile(r"\]\((\.\./\.\./course/GLOSSARY\.md)(?:#([a-z0-9-]+))?\)")
 REQUIRED = {
     "ch01_softmax": ["kernel", "warp", "shared-memory", "l2", "hbm", "cuda-event", "coalescing", "sm",
                      "register", "register-spill", "bank-conflict", "roofline", "memory-bound", "flop"],
-    "ch02_reductions": ["warp", "shared-memory", "bank-conflict", "divergence", "sm", "l2", "occupancy"],
+    "ch02_reductions": ["warp", "shared-memory", "bank-conflict", "divergence", "sm", "l2", "occupancy",
+                        "coalescing"],
     "ch03_online_softmax": ["sm", "register", "shared-memory", "l2", "warp"],
-    "ch04_flash_attention": ["tensor-core", "register", "register-spill", "l2", "hbm", "warp-specialisation"],
-    "ch05_fused_norms": ["hbm", "tensor-core", "ulp", "warp", "register"],
+    "ch04_flash_attention": ["tensor-core", "register", "register-spill", "l2", "hbm", "warp-specialisation",
+                             "warp", "shared-memory"],
+    "ch05_fused_norms": ["hbm", "tensor-core", "ulp", "warp", "register", "sm", "l2"],
 }
 
 
