@@ -138,7 +138,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="the report's path (a folder for several chapters)")
     p.add_argument("--jobs", type=int, default=2, help="mutants graded at once (default 2)")
     p.add_argument("--list", action="store_true", help="only list the mutants' ids")
-    p.add_argument("--only", help="grade only mutants whose id contains this (no report written)")
+    p.add_argument("--only", help="grade only mutants whose id contains this (no report written); "
+                                  "'reclassify': apply the equivalence table to the committed reports")
     a = ap.parse_args(argv)
     if a.cmd == "build":
         return cmd_build(_chapters(a.chapters))

@@ -62,7 +62,8 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
         for gid in w.loses:
             if gid not in grades:
                 raise SystemExit(f"{w.name}: LOSES names {gid!r}, which is not a test cell of {chapter}")
-        subs[f"wrong-{w.name}".replace("_", "-")] = (nb, w.doc, set(w.loses))
+        label = w.name if w.legit else f"wrong-{w.name}"  # variant-...: a legitimate variant, full marks
+        subs[label.replace("_", "-")] = (nb, w.doc, set(w.loses))
 
     subs = {k: v for k, v in subs.items() if not only or k in only}
     tmp = keep or tempfile.mkdtemp(prefix=f"validate-{chapter}-")
