@@ -48,7 +48,7 @@ def quoted(chapter: str, pattern: str) -> list[float]:
 
 # ---------------------------------------------------------------- students have only the course
 
-PRIVATE = [r"seed notes?", r"the seed'?s?\b", r"BENCHMARKS\.md", r"notes this course grew from"]
+PRIVATE = [r"\bseed notes?\b", r"\bthe seed's\b", r"BENCHMARKS\.md", r"notes this course grew from"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
