@@ -17,7 +17,7 @@ import time
 
 from course import mode
 
-from . import registry
+from . import grading, registry
 from .exercise import TIMED_CHECKS
 from .runner import Session
 from .submission import cell_from_text
@@ -52,9 +52,13 @@ def grade(chapter: str, kind: str) -> dict:
         s._start()
         started = time.perf_counter() - t0
         for ex_id, check in _checks(chapter):
+            grading.MEASURED.clear()
             r = s.check(ex_id, check)
             rows.append({"exercise": ex_id, "check": check, "passed": r.passed, "seconds": r.seconds,
                          "message": r.message[:400]})
+            if grading.MEASURED:  # where a timed check spent its time, judge and runner
+                m = grading.MEASURED[-1]
+                rows[-1]["phases"], rows[-1]["runner_phases"] = m.get("phases"), m.get("runner_phases")
     total = time.perf_counter() - t0
     return {"chapter": chapter, "kind": kind, "start_and_load_s": started, "total_s": total, "checks": rows}
 
@@ -84,6 +88,8 @@ def main(argv: list[str]) -> int:
                     if c["check"] in TIMED_CHECKS or not c["passed"] and kind == "solution":
                         print(f"   {c['exercise']} [{c['check']}] {'pass' if c['passed'] else 'FAIL'} "
                               f"{c['seconds']:.1f} s: {c['message'][:240]}", flush=True)
+                        if c.get("phases"):
+                            print(f"      judge {c['phases']} runner {c.get('runner_phases')}", flush=True)
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:

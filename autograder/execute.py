@@ -236,26 +236,38 @@ def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audited: bool = T
     round, and the runner's own estimate of the time per call (feedback, never graded)."""
     from course import timing
     _PREPARED.clear()  # an earlier batch that never ran (its audit failed) lets go of its buffers
+    import time
     bare = getattr(ex.run, "__wrapped_run__", ex.run)  # bare: the runner's tamper check is not timed
     outs, made = [], []
+    t, phases = [time.perf_counter()], {}
+
+    def lap(name):
+        now = time.perf_counter()
+        phases[name] = round(now - t[0], 3)
+        t[0] = now
     for inputs in input_sets:
         o = Outputs("cuda")
         outs.append(ex.run(ns, inputs, o))  # through the runner's guard
         made.extend(o.made)
+    _sync()
+    lap("first_calls")
     found = None
     if audited:
         try:
             audit(ex, ns, lambda: bare(ns, input_sets[0], _Reuse(outs[0])))
         except Failure as e:
             found = str(e)
+    lap("audit")
     calls = [(lambda i=i: bare(ns, input_sets[i], _Reuse(outs[i]))) for i in range(len(input_sets))]
     estimate = timing.bench(calls[0], reps=10)
+    lap("estimate")
     graph = capture(calls)
+    lap("capture")
     for out in outs:
         _poison(out)
     _sync()
     _PREPARED[ex.id] = {"calls": calls, "graph": graph, "outs": outs, "made": made}
-    return {"audit": found, "measure": {"runner_ms": estimate, "graph": graph is not None}}
+    return {"audit": found, "measure": {"runner_ms": estimate, "graph": graph is not None, "phases": phases}}
 
 
 def op_bench_go(ex: Exercise, rounds: int) -> dict:

@@ -172,6 +172,9 @@ def _roofline_s(ex: Exercise, sets: list, shape, rounds: int) -> float:
     return _judge_batch_s(calls, rounds)
 
 
+MEASURED: list[dict] = []  # every measurement this process made (flashcourse bench --grading reads them)
+
+
 def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, shape=None) -> dict:
     """Time the submission at the exercise's benchmark shape, with the judge's clock.
 
@@ -192,13 +195,22 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
                       "in an interpreter, whose speed says nothing about the GPU)")
     from course import timing
     b = ex.bench
+    clock = [time.perf_counter()]
+    phases = {}  # seconds of each step of this check (where a timed check spends its time; feedback only)
+
+    def lap(name):
+        now = time.perf_counter()
+        phases[name] = round(phases.get(name, 0.0) + now - clock[0], 3)
+        clock[0] = now
     case = Case(shape or b.shape, b.kind, dtype=b.dtype)
     shape, first = _make(ex, case, seed, "cuda")
     per_set = max(1, _nbytes(first) + (b.nbytes(shape) if b.nbytes else 0) // 2)
     n_sets = min(max(2, math.ceil(4 * _l2_bytes() / per_set)), max(1, MAX_SET_BYTES // per_set), 16)
     sets = [first] + [_make(ex, case, seed + 7919 * k, "cuda")[1] for k in range(1, n_sets)]
     refs = [ex.reference(inputs) for inputs in sets]  # before the runner sees a copy of any of them
+    lap("inputs_references")
     prep = runner.bench_prepare(ex, sets, audited)
+    lap("prepare")
     if prep.get("audit"):
         raise Failure(prep["audit"])
     # rounds: enough for TARGET_BATCH_S at the roofline's speed (a slower kernel only takes longer)
@@ -206,11 +218,15 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     rounds = int(min(2000, max(3, math.ceil(TARGET_BATCH_S / (n_sets * max(est, 1e-6))))))
     before = _roofline_s(ex, sets, shape, rounds)
     ping = runner.ping()
+    lap("roofline")
     t0 = time.perf_counter()
     runner.bench_go(ex, rounds)
     wall = time.perf_counter() - t0
+    lap("timed_batch")
     after = _roofline_s(ex, sets, shape, rounds)
+    lap("roofline")
     reply = runner.bench_collect(ex)
+    lap("collect")
     outs = reply["out"]
     if not isinstance(outs, list) or len(outs) != n_sets:
         raise Failure("the runner did not hand back one output per input set")
@@ -219,6 +235,7 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
             _verified(ex, {"out": out, "guards": reply["guards"], "audit": None}, ref, inputs, case)
         except Failure as e:
             raise Failure(f"the output of the timed runs is wrong (input set {k + 1} of {n_sets}): {e}") from None
+    lap("verify")
     calls = rounds * n_sets
     ms = max(wall, 1e-9) / calls * 1e3  # the round trip is not subtracted: the runner could slow it on purpose
     roof_ms = min(before, after) / calls * 1e3  # the better of two: one slow roofline must not flatter
@@ -226,10 +243,15 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
         # on an H100 the batched 512 MiB copies of the 1024x131072 shape ran at 2426 GB/s against 2965
         # GB/s timed this way; a roofline must never be the slower measurement
         roof_ms = min(roof_ms, b.nbytes(shape) / (timing.copy_gbps(b.nbytes(shape)) * 1e9) * 1e3)
+        lap("copy_events")
     measure = prep.get("measure", {})
     m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": _device_name(), "model": b.model,
          "sets": n_sets, "rounds": rounds, "overhead": ping / max(wall, 1e-9),
-         "runner_ms": measure.get("runner_ms"), "graph": bool(measure.get("graph"))}
+         "runner_ms": measure.get("runner_ms"), "graph": bool(measure.get("graph")), "phases": phases,
+         "runner_phases": {str(k): float(v) for k, v in (measure.get("phases") or {}).items()
+                           if isinstance(v, (int, float))} if isinstance(measure.get("phases"), dict) else {}}
+    MEASURED.append(m)
+    del MEASURED[:-16]
     if b.flops is None:
         got, best = timing.gbps(b.nbytes(shape), ms), timing.gbps(b.nbytes(shape), roof_ms)
         m.update(gbps=got, copy_gbps=best, fraction=got / best)
