@@ -134,7 +134,8 @@ def smem_banks():
             for b in range(32):
                 word = row * 32 + b
                 hit = word % stride == 0 and word // stride < 32
-                _box(ax, b, 2 - row * 1.1, 1, 1, "", fc=C[(word // stride) % 8] if hit else "white",
+                lane = word // stride
+                _box(ax, b, 2 - row * 1.1, 1, 1, "", fc=(C[0] if lane < 16 else C[1]) if hit else "white",
                      ec="#888888", lw=0.4)
             ax.text(-0.3, 2.5 - row * 1.1, f"words {32 * row}..{32 * row + 31}", ha="right",
                     va="center", fontsize=6)
@@ -142,7 +143,8 @@ def smem_banks():
             ax.text(b + 0.5, 3.25, str(b), ha="center", fontsize=6)
         ax.text(16, 3.55, "bank", ha="center", fontsize=7)
         ax.set_title(title, fontsize=9)
-        ax.text(16, 0.25, "word i lives in bank i % 32; colour = the lane that reads it", ha="center", fontsize=7)
+        ax.text(16, 0.25, "word i lives in bank i % 32; blue: read by lanes 0-15, orange: by lanes 16-31",
+                ha="center", fontsize=7)
     fig.tight_layout()
     return fig
 
