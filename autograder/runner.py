@@ -441,13 +441,19 @@ class Session:
                                fatal=bool(reply.get("fatal")) or any(s in message for s in STICKY))
         # what an answer may carry: outputs and their guard zones are never much larger than the largest inputs
         budget = [REPLY_SLACK + REPLY_FACTOR * self.sent]
-        out = {"out": wire.decode(reply.get("out"), p.dir, mode.DEVICE, budget) if "out" in reply else None,
-               "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
+        out = {"out": None, "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
                "guards": []}
-        for g in reply.get("guards", []):
+        guards = reply.get("guards", [])
+        if not isinstance(guards, list):
+            raise RunnerGone("the grader's process sent a malformed guard description")
+        for g in guards:
             if not (isinstance(g, dict) and isinstance(g.get("n"), int) and isinstance(g.get("canary"), (int, float))):
                 raise RunnerGone("the grader's process sent a malformed guard description")
             out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE, budget), g["n"], float(g["canary"])))
+        if "out" in reply:  # outputs may be the middles of those guarded buffers, named by index
+            from .execute import GUARD
+            out["out"] = wire.decode(reply.get("out"), p.dir, mode.DEVICE, budget,
+                                     guarded=[(b, n, GUARD) for b, n, _ in out["guards"]])
         for k in ("measure", "peaks"):
             if isinstance(reply.get(k), dict):
                 out[k] = reply[k]

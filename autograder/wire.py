@@ -28,13 +28,18 @@ class WireError(ValueError):
     """A message or buffer that does not follow the schema."""
 
 
-def encode(value, directory: str, prefix: str) -> object:
-    """A JSON-safe tree for `value`; tensors and arrays go to raw files in `directory`."""
+def encode(value, directory: str, prefix: str, known=None) -> object:
+    """A JSON-safe tree for `value`; tensors and arrays go to raw files in `directory`, except where
+    known(v) gives an entry for it (a view of a buffer already sent: {"guarded": j, ...})."""
     counter = [0]
 
     def enc(v):
         if v is None or isinstance(v, (bool, int, float, str)):
             return v
+        if known is not None:
+            entry = known(v)
+            if entry is not None:
+                return entry
         if isinstance(v, np.generic):
             return v.item()
         if isinstance(v, (list, tuple)):
@@ -47,7 +52,7 @@ def encode(value, directory: str, prefix: str) -> object:
                 raise WireError(f"an array of dtype {a.dtype} cannot be graded: use one of {', '.join(_NUMPY_DTYPES)}")
             name = f"{prefix}{counter[0]}.bin"
             counter[0] += 1
-            _write_new(directory, name, a.tobytes())
+            _write_new(directory, name, a.reshape(-1).view(np.uint8) if a.size else b"")
             return {"buf": name, "lib": "numpy", "dtype": str(a.dtype), "shape": list(a.shape)}
         import torch
         if isinstance(v, torch.Tensor):
@@ -57,27 +62,28 @@ def encode(value, directory: str, prefix: str) -> object:
                 raise WireError(f"a tensor of dtype {dtype} cannot be graded: use one of {', '.join(_TORCH_DTYPES)}")
             name = f"{prefix}{counter[0]}.bin"
             counter[0] += 1
-            _write_new(directory, name, t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            _write_new(directory, name, t.reshape(-1).view(torch.uint8).numpy() if t.numel() else b"")
             return {"buf": name, "lib": "torch", "dtype": dtype, "shape": list(t.shape)}
         raise WireError(f"cannot send a {type(v).__name__}")
 
     return enc(value)
 
 
-def _write_new(directory: str, name: str, data: bytes) -> None:
-    """Write a new file, never through a link or into a file that is already there (the other side may
-    have planted either in the shared directory)."""
+def _write_new(directory: str, name: str, data) -> None:
+    """Write a new file (bytes, or a uint8 array written in place), never through a link or into a file
+    that is already there (the other side may have planted either in the shared directory)."""
     fd = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
-        view = memoryview(data)
+        view = memoryview(data).cast("B")
         while view:
             view = view[_write(fd, view):]
     finally:
         os.close(fd)
 
 
-def _read_regular(path: str, limit: int) -> bytes:
-    """The bytes of a regular file (not a link, a FIFO or a device), at most `limit` of them."""
+def _read_regular(path: str, limit: int) -> np.ndarray:
+    """The bytes of a regular file (not a link, a FIFO or a device), at most `limit` of them, read straight
+    into a new uint8 array (one copy)."""
     import stat
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -89,14 +95,14 @@ def _read_regular(path: str, limit: int) -> bytes:
             raise WireError(f"buffer {os.path.basename(path)} is not a regular file")
         if st.st_size > limit:
             raise WireError(f"buffer {os.path.basename(path)} too large ({st.st_size} bytes)")
-        chunks, got = [], 0
+        data = np.empty(st.st_size, dtype=np.uint8)
+        view, got = memoryview(data), 0
         while got < st.st_size:
-            b = _read(fd, min(1 << 26, st.st_size - got))
-            if not b:
+            n = os.readv(fd, [view[got:got + (1 << 28)]])
+            if not n:
                 break
-            chunks.append(b)
-            got += len(b)
-        return b"".join(chunks)
+            got += n
+        return data[:got]
     finally:
         os.close(fd)
 
@@ -114,10 +120,11 @@ def nbytes(tree) -> int:
     return 0
 
 
-def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None = None):
+def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None = None, guarded=None):
     """The value a tree stands for; tensors land on `device`. Each buffer file may be named once, and all the
     buffers of a message together may hold at most budget[0] bytes (what is left is written back): a runner
-    cannot make the judge read more than it expects."""
+    cannot make the judge read more than it expects. `guarded`: (tensor, n, margin) triples that a
+    {"guarded": j, "shape": [...]} entry stands for the middle of (elements margin to margin + n)."""
     seen: set[str] = set()
     budget = [MAX_BUFFER] if budget is None else budget
 
@@ -141,6 +148,17 @@ def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None =
                 raise WireError(f"buffer {v.get('buf')!r} named twice")
             seen.add(v.get("buf"))
             return _buffer(v, directory, device, budget)
+        if "guarded" in v and guarded is not None:  # the middle of a guarded buffer decoded before
+            j = v.get("guarded")
+            if not (isinstance(j, int) and 0 <= j < len(guarded)) or ("g", j) in seen:
+                raise WireError(f"bad or repeated guarded buffer {j!r}")
+            seen.add(("g", j))
+            buf, n, margin = guarded[j]
+            shape = v.get("shape")
+            if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)) \
+                    or int(np.prod(shape)) != n or len(buf.shape) != 1 or buf.shape[0] != n + 2 * margin:
+                raise WireError(f"shape {shape!r} is not that of guarded buffer {j} ({n} elements)")
+            return buf[margin:margin + n].reshape(shape)
         raise WireError(f"unknown entry {sorted(v)[:3]}")
 
     return dec(tree)
@@ -159,7 +177,7 @@ def _buffer(v: dict, directory: str, device: str, budget: list[int]):
         data = _read_regular(os.path.join(directory, name), _take(budget, n * np.dtype(dtype).itemsize, name))
         if len(data) != n * np.dtype(dtype).itemsize:
             raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
-        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+        return data.view(dtype).reshape(shape)
     if lib == "torch":
         import torch
         if dtype not in _TORCH_DTYPES:
@@ -169,8 +187,7 @@ def _buffer(v: dict, directory: str, device: str, budget: list[int]):
         data = _read_regular(os.path.join(directory, name), _take(budget, n * itemsize, name))
         if len(data) != n * itemsize:
             raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
-        t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dt).reshape(shape) if n else \
-            torch.empty(shape, dtype=dt)
+        t = torch.from_numpy(data).view(dt).reshape(shape) if n else torch.empty(shape, dtype=dt)
         return t.to(device) if device != "cpu" else t
     raise WireError(f"unknown buffer kind {lib!r}")
 

@@ -179,9 +179,9 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     tag = f"r{req.get('n', 0)}_"
     out = {"ok": True, "audit": r.get("audit")}
     if "out" in r:
-        out["out"] = wire.encode(r["out"], directory, tag + "o")
         out["guards"] = [{"buf": wire.encode(b, directory, f"{tag}g{i}_"), "n": n, "canary": c}
                          for i, (b, n, c) in enumerate(r["guards"])]
+        out["out"] = wire.encode(r["out"], directory, tag + "o", known=_middle_of(r["guards"]))
     for k in ("measure", "peaks"):
         if k in r:
             out[k] = r[k]
@@ -219,6 +219,25 @@ def serve(req_fd: int, reply_fd: int) -> int:
         wire.send(reply_fd, reply)
         if reply.get("fatal"):
             return 3  # a lost CUDA context fails every later call: the judge starts a fresh runner
+
+
+def _middle_of(guards):
+    """An output that is exactly the middle of a guarded buffer goes on the wire as a reference to that
+    buffer (sent anyway, for its guard zones): its bytes cross once, not twice."""
+    from autograder.execute import GUARD
+    used = set()
+
+    def known(v):
+        torch = sys.modules.get("torch")
+        if torch is None or not isinstance(v, torch.Tensor) or not v.is_contiguous():
+            return None
+        for j, (buf, n, _) in enumerate(guards):
+            if j not in used and n == v.numel() and buf.dtype == v.dtype and buf.device == v.device \
+                    and v.data_ptr() == buf.data_ptr() + GUARD * buf.element_size():
+                used.add(j)
+                return {"guarded": j, "shape": list(v.shape)}
+        return None
+    return known
 
 
 def _cuda_lost() -> bool:
