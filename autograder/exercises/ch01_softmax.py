@@ -9,6 +9,16 @@ through five kinds that break a naive kernel:
   2 constant: all entries equal (output 1/cols everywhere)
   3 dominant: one entry 60 above the rest (output ~1 there, ~1e-26 elsewhere)
   4 small:    values near -100 (exp underflows to 0: 0/0 without the max)
+  5 spike:    N(0, 1) and one entry at 100 (e^(x - m) overflows fp32 unless m is the true max: a
+              reduction that misses any entry, e.g. a tree that skips a lane, produces inf/NaN;
+              "dominant", 60 above, stays finite even then), in the row's last column in every
+              other spike row (a max that skips the tail: the last vector, tile or register chunk)
+Kind 5 was added after mutation testing (autograder/mutate.py): block maxima whose tree skipped an
+element, and a max that skipped the row's last register chunk, passed every other case. Values are
+kept within about ±100 on purpose: the legitimate exp2 variant that scales x by log2(e) before
+subtracting the max (as FlashAttention does) loses |x| · 2^-24 in the exponent, 2.7e-3 relative at
+|x| = 7e4, past RTOL; so logits past float16's range (where a max kept in half precision would
+overflow) cannot be graded against it, and such a max is only a shift below them.
 
 Tolerance. Outputs are compared with a float64 softmax of the same fp32 input:
 |y - ref| <= RTOL·|ref| + ATOL. RTOL = 1e-4 is about 1700 fp32 ulps: room for __expf
@@ -28,13 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exercise import Bench, Case, Exercise
+from ..exercise import Bench, Case, Edge, Exercise
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
 register = EXERCISES.append
 
 RTOL, ATOL, SUM_TOL = 1e-4, 1e-9, 1e-4
 TOLERANCES = {"float32": (RTOL, ATOL, SUM_TOL), "float16": (1.5e-3, 1e-7, 1.5e-3), "bfloat16": (1e-2, 1e-9, 1e-2)}
-KINDS = ("large", "neginf", "constant", "dominant", "small")
+KINDS = ("large", "neginf", "constant", "dominant", "small", "spike")
 CUDA_THREADS = 256  # launch contract of the CUDA exercise: one block of 256 threads per row
 
 
@@ -55,6 +65,11 @@ def make_inputs(case: Case, shape, gen, device):
         r = torch.nonzero(pick("dominant")).flatten()
         x[r] = z[r]
         x[r, torch.randint(cols, (len(r),), generator=g, device=device)] = 60.0
+        r = torch.nonzero(pick("spike")).flatten()
+        x[r] = z[r]
+        at = torch.randint(cols, (len(r),), generator=g, device=device)
+        at[::2] = cols - 1  # every other spike row: the spike in the last column
+        x[r, at] = 100.0
         r = torch.nonzero(pick("neginf")).flatten()
         drop = torch.rand(len(r), cols, generator=g, device=device) < 0.3
         drop[:, 0] = True  # a row that starts with -inf: a running max starts at -inf, too
@@ -139,6 +154,9 @@ register(Exercise(
     run=_run_numpy,
     verify=lambda out, ref, inputs, case: verify(out, ref, inputs, case, kernel=False),
     solution="kernels_ref/ch01_softmax/safe_softmax.py",
+    edges=(Edge("every row kind", "each adversarial row kind in one case", kinds=("adversarial",),
+                min_rows=len(KINDS)),
+           Edge("one element", "a (1, 1) input", widths=(1,))),
     timeout_s={"cpu": 60, "gpu": 60},
 ))
 
@@ -166,6 +184,18 @@ KERNEL_CASES = {
                Case((257, 1025), "adversarial"), Case((4096, 8192), "adversarial", cpu_shape=(40, 8192))],
 }
 
+# Edge classes the quiet checks must cover (tests/test_mutation.py checks it, in both modes).
+ROW_KIND_EDGE = Edge("every row kind", "each adversarial kind in one case: overflow, -inf entries, constant, "
+                     "dominant, underflow, a spike a partial max misses", kinds=("adversarial",),
+                     min_rows=len(KINDS))
+KERNEL_EDGES = (
+    ROW_KIND_EDGE,
+    Edge("one column", "a row of one element: every lane but one is padding", widths=(1,)),
+    Edge("a few columns", "a tile or block that is almost all padding", widths=(3,)),
+    Edge("one past 1024", "one column past a power-of-two tile and 4 x 256 threads: the tail", widths=(1025,)),
+    Edge("long rows", "rows longer than any one tile a kernel may assume", widths=(8192,)),
+)
+
 SOFTMAX_BENCH = Bench(shape=(8192, 8192), nbytes=_softmax_bytes,
                       model="read x once + write y once = 2 · rows · cols · 4 B")
 
@@ -184,6 +214,7 @@ register(Exercise(
     verify=verify,
     solution="kernels_ref/ch01_softmax/softmax_triton.py",
     bench=SOFTMAX_BENCH,
+    edges=KERNEL_EDGES,
     timeout_s={"cpu": 60, "gpu": 60},
 ))
 
@@ -214,5 +245,6 @@ register(Exercise(
     verify=verify,
     solution="kernels_ref/ch01_softmax/softmax_3pass.cu",
     bench=SOFTMAX_BENCH,
+    edges=KERNEL_EDGES,
     timeout_s={"cpu": 60, "gpu": 60},
 ))

@@ -21,7 +21,7 @@ Maxima must be exact: a max never rounds.
 """
 from __future__ import annotations
 
-from ..exercise import Bench, Case, Exercise
+from ..exercise import Bench, Case, Edge, Exercise
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
 register = EXERCISES.append
 
@@ -300,6 +300,11 @@ register(Exercise(
     run=_cuda_row_sum_run,
     verify=_rows_verify,
     solution="kernels_ref/ch02_reductions/row_sum.cu",
+    edges=(Edge("scalar path", "widths that are not a multiple of 4 (no float4 loads)", widths=(1, 3, 781, 1025)),
+           Edge("float4 path", "widths that are a multiple of 4", widths=(1000, 4096, 8192)),
+           Edge("past 256 x 4 x k", "a width no power of two divides: the last thread's tail", widths=(20001, 50001)),
+           Edge("every row kind", "offset, alternating signs, constant, spike", kinds=("adversarial",),
+                min_rows=len(KINDS))),
     bench=ROW_SUM_BENCH,
     timeout_s={"cpu": 120, "gpu": 60},
 ))
@@ -327,6 +332,10 @@ register(Exercise(
     run=_triton_row_sum_run,
     verify=_rows_verify,
     solution="kernels_ref/ch02_reductions/row_sum_triton.py",
+    edges=(Edge("one tile", "rows that fit one tile", widths=(1, 3, 781, 1000, 1025)),
+           Edge("several tiles", "rows longer than any one tile", widths=(4096, 8192, 20001, 50001)),
+           Edge("every row kind", "offset, alternating signs, constant, spike", kinds=("adversarial",),
+                min_rows=len(KINDS))),
     bench=ROW_SUM_BENCH,
     timeout_s={"cpu": 120, "gpu": 60},
 ))

@@ -2,7 +2,13 @@
 in CUDA, online softmax kernels (a warp per row, a block per long row) and a tiled Triton kernel.
 
 Softmax inputs, reference and tolerances are Chapter 1's (adversarial rows: large, -inf entries,
-constant, dominant, small), plus half-precision inputs for the Triton kernel.
+constant, dominant, small, a spike of 100 (in the last column every other time)), plus
+half-precision inputs for the Triton kernel.
+
+Edge classes found by mutation testing (autograder/mutate.py) and now covered: merges whose
+underflowing side is on the left as well as on the right; a stream that is all -inf (the empty
+state); a lane that sees its max first and then values just below it (md_push); the warp kernel at
+cols = 2052 (one float4 past its register path) and cols = 4 (lanes 1-31 hold only padding).
 
 Bandwidth is graded on rows that do not fit on chip (1024 x 131072 float32: 512 KiB a row, 512 MiB
 in all) with the byte count of the ideal kernel, one read and one write. Byte models and their
@@ -16,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..exercise import Bench, Case, Exercise
+from ..exercise import Bench, Case, Edge, Exercise
 from .ch01_softmax import KINDS, make_inputs, reference, verify
 
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
@@ -44,13 +50,21 @@ class OneShotStream:
 
 
 def _stream_inputs(case: Case, shape, gen, device):
-    return make_inputs(case, shape, gen, "cpu")
+    """Rows of Chapter 1's kinds; in adversarial cases of 8 rows or more the last row is all -inf: the
+    empty state (-inf, 0), which a normaliser that starts from another state (d = 1, m = -1e30) or
+    computes e^(-inf - (-inf)) gets wrong (found by mutation testing)."""
+    d = make_inputs(case, shape, gen, "cpu")
+    if case.kind == "adversarial" and shape[0] >= 8:
+        d["x"][-1] = float("-inf")
+    return d
 
 
 def _stream_reference(inputs):
     x = inputs["x"].cpu().numpy().astype(np.float64)
     m = x.max(axis=1)
-    return np.stack([m, np.exp(x - m[:, None]).sum(axis=1)], axis=1)
+    with np.errstate(invalid="ignore"):
+        d = np.exp(x - m[:, None]).sum(axis=1)
+    return np.stack([m, np.where(m == -np.inf, 0.0, d)], axis=1)
 
 
 def _stream_run(ns, inputs, outs):
@@ -117,13 +131,14 @@ def _merge_inputs(case: Case, shape, gen, device):
     ms = rng.uniform(-100, 100, (n, 2))
     ds = rng.uniform(1, 1000, (n, 2))
     pairs = np.stack([ms, ds], axis=2)  # (n, 2 parts, (m, d))
-    if case.kind == "adversarial":
-        k = np.arange(n) % 5
+    if case.kind == "adversarial":  # every asymmetric kind in both directions (a merge may favour one side)
+        k = np.arange(n) % 6
         pairs[k == 0, 0] = (-np.inf, 0.0)           # left part empty
         pairs[k == 1, :] = (-np.inf, 0.0)           # both empty: must stay (-inf, 0), not NaN
         pairs[k == 2, 1, 0] = pairs[k == 2, 0, 0]   # equal maxima
-        pairs[k == 3, 1, 0] = pairs[k == 3, 0, 0] - 800  # e^-800 underflows to 0
+        pairs[k == 3, 1, 0] = pairs[k == 3, 0, 0] - 800  # the right max far below: e^-800 underflows to 0
         pairs[k == 4, 1] = (-np.inf, 0.0)           # right part empty
+        pairs[k == 5, 0, 0] = pairs[k == 5, 1, 0] - 800  # the left max far below: the mirror of kind 3
     rows = make_inputs(Case((4, 257), "adversarial"), (4, 257), gen, "cpu")["x"].numpy().astype(np.float64)
     return {"pairs": pairs, "rows": rows, "seed": int(rng.integers(2**31))}
 
@@ -216,12 +231,16 @@ extern "C" __global__ void grader_md_ops(const float* x, float* out, int per_lan
 
 
 def _md_inputs(case: Case, shape, gen, device):
+    import torch
     warps, per_lane = shape
     x = make_inputs(Case((warps, 32 * per_lane), case.kind), (warps, 32 * per_lane), gen, device)["x"]
     if case.kind == "adversarial":  # lanes that see only -inf: the masked-lane NaN
         x = x.view(warps, 32, per_lane).clone()
         x[1::2, 5:9] = float("-inf")
         x[2::3, 20:] = float("-inf")
+        # a lane whose first value is the warp's max, followed by values just below it: a push that
+        # takes a value within 1 of the max for a new max (v > m - 1) loses the max (mutation testing)
+        x[3::4, 11] = 200 - 0.25 * torch.arange(per_lane, dtype=x.dtype, device=x.device)
         x = x.view(warps, 32 * per_lane)
     return {"x": x.contiguous(), "per_lane": per_lane}
 
@@ -304,8 +323,18 @@ WARP_CASES = {
     "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((13, 2048))],
     "hidden": [Case((1823, 781), "adversarial"), Case((33, 1), "adversarial"), Case((7, 3), "adversarial"),
                Case((257, 1025), "adversarial"), Case((4096, 2048), "adversarial", cpu_shape=(48, 2048)),
-               Case((50, 8192), "adversarial", cpu_shape=(10, 8192))],
+               Case((50, 8192), "adversarial", cpu_shape=(10, 8192)),
+               Case((64, 2052), "adversarial", cpu_shape=(16, 2052)), Case((16, 4), "adversarial")],
 }
+WARP_EDGES = (  # the register path holds rows of cols % 4 == 0 up to 2048; longer ones take two passes
+    Edge("register path, full", "the widest row the register path holds", widths=(2048,)),
+    Edge("one vector past the register path", "a kernel whose register path also takes (or mis-sizes) the "
+         "next width loses the row's tail", widths=(2052,)),
+    Edge("lanes of padding only", "cols = 4: lanes 1-31 see no data, their state must stay (-inf, 0)",
+         widths=(4,), kinds=("adversarial",)),
+    Edge("scalar path", "widths that are not a multiple of 4", widths=(1, 3, 781, 1025)),
+    Edge("every row kind", "each adversarial row kind", kinds=("adversarial",), min_rows=len(KINDS)),
+)
 LONG_CASES = {
     "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((10, 4096))],
     "hidden": [Case((33, 1), "adversarial"), Case((7, 3), "adversarial"), Case((257, 1025), "adversarial"),
@@ -342,6 +371,7 @@ register(Exercise(
     run=_warp_kernel_run,
     verify=verify,
     solution="kernels_ref/ch03_online_softmax/online_softmax_warp.cu",
+    edges=WARP_EDGES,
     bench=Bench(shape=(4096, 2048), nbytes=_softmax_bytes,
                 model="read x once + write y once = 2 · rows · cols · 4 B (rows up to 2048 floats fit in registers)"),
     timeout_s={"cpu": 120, "gpu": 60},

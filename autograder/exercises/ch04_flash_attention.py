@@ -8,6 +8,10 @@ Inputs are N(0, 1). Kinds (combined with "causal" in the kind name):
   flat:  q = 0, so every row is the plain mean of the values, and v = 60 + N(0, 1): a row's
          unnormalised accumulator is sum(v) ~ 60·T, past float16's largest value (65504) from
          T = 1092 keys on.
+  negative: q = -(200 + 10|N|), k = 1 + |N|, so every score is below -200·sqrt(D)
+         (-800 at D = 16, -1600 at 64): e^s underflows unless the running max starts at -inf and
+         follows the scores down (a running max that starts at 0 passed every other case: found
+         by mutation testing).
 
 Tolerance (Triton). The reference is float64 attention of the same fp16/bf16 inputs. PyTorch's own
 scaled_dot_product_attention, in the input's precision on the same inputs, has some max error E;
@@ -30,7 +34,7 @@ import math
 
 import numpy as np
 
-from ..exercise import Bench, Case, Exercise, Memory
+from ..exercise import Bench, Case, Edge, Exercise, Memory
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
 register = EXERCISES.append
 
@@ -59,6 +63,9 @@ def _qkv(case: Case, shape, gen, device, dtype):
     if "flat" in case.kind:
         q = torch.zeros_like(q)
         v = v + 60
+    if "negative" in case.kind:
+        q = -(200 + 10 * q.abs())
+        k = 1 + k.abs()
     return tuple(t.to(dtype) for t in (q, k, v))
 
 
@@ -142,8 +149,13 @@ register(Exercise(
     cases={
         "correctness": [Case((100, 16)), Case((130, 32), "causal"), Case((64, 8), "large")],
         "hidden": [Case((1, 16), "causal"), Case((1000, 64), "large_causal"), Case((300, 32), "causal_shuffled"),
-                   Case((257, 16), "large_shuffled"), Case((2000, 8), "flat")],
+                   Case((257, 16), "large_shuffled"), Case((2000, 8), "flat"), Case((200, 16), "negative")],
     },
+    edges=(Edge("first tile fully masked", "tiles in any order: a causal row whose first tile is all -inf",
+                kinds=("causal_shuffled",)),
+           Edge("every score very negative", "e^s underflows unless the running max starts at -inf",
+                kinds=("negative",)),
+           Edge("accumulator past float16", "sum of v past 65504", kinds=("flat",))),
     make_inputs=_blockwise_inputs,
     reference=_blockwise_reference,
     run=_blockwise_run,
@@ -156,6 +168,15 @@ register(Exercise(
 
 
 # ---- 2. FlashAttention forward in Triton ----
+
+FLASH_EDGES = (
+    Edge("causal", "a causal mask: tiles on and above the diagonal", kinds=("causal",)),
+    Edge("every score very negative", "e^s underflows unless the running max starts at -inf (mutation testing)",
+         kinds=("negative",)),
+    Edge("near one-hot rows", "scores with standard deviation 6: exp overflows without the running max",
+         kinds=("large",)),
+    Edge("accumulator past float16", "sum of v past 65504", kinds=("flat",)),
+)
 
 UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
 
@@ -257,6 +278,7 @@ register(Exercise(
                         Case((1, 1, 1500, 64), "flat_causal", dtype="float16"),
                         Case((1, 2, 256, 64), "causal", dtype="bfloat16", gpu_only=True)],
         "hidden": [Case((1, 1, 1, 64), "causal", dtype="float16"), Case((2, 3, 17, 128), dtype="float16"),
+                   Case((1, 1, 100, 64), "negative", dtype="float16"),
                    Case((2, 2, 1000, 64), "large", dtype="float16", cpu_shape=(1, 1, 1000, 64)),
                    Case((1, 4, 4096, 64), "flat", dtype="float16", cpu_shape=(1, 1, 1200, 64)),
                    Case((1, 2, 1000, 128), "large_causal", dtype="bfloat16", gpu_only=True),
@@ -268,6 +290,7 @@ register(Exercise(
     run=_fa_run,
     verify=_fa_verify,
     solution="kernels_ref/ch04_flash_attention/flash_attention_triton.py",
+    edges=FLASH_EDGES,
     memory=Memory(Case((1, 2, 4096, 64), dtype="float16", cpu_shape=(1, 1, 2048, 64)),
                   limit=lambda s: s[2] * s[2], verify=_fa_rough,
                   what="a quarter of one head's T x T fp32 score matrix: FlashAttention's extra memory is O(T)"),
@@ -334,6 +357,7 @@ register(Exercise(
     cases={
         "correctness": [Case((1, 2, 64, 64)), Case((1, 1, 100, 128), "causal"), Case((2, 1, 50, 32), "large_causal")],
         "hidden": [Case((1, 1, 1, 64), "causal"), Case((1, 2, 257, 64), "large", cpu_shape=(1, 1, 257, 64)),
+                   Case((1, 1, 64, 64), "negative"),
                    Case((2, 4, 1000, 128), "causal", cpu_shape=(1, 1, 300, 128)),
                    Case((1, 3, 999, 32), "flat", cpu_shape=(1, 1, 333, 32))],
     },
@@ -342,5 +366,6 @@ register(Exercise(
     run=_warp_run,
     verify=_warp_verify,
     solution="kernels_ref/ch04_flash_attention/flash_attention_warp.cu",
+    edges=FLASH_EDGES,
     timeout_s={"cpu": 300, "gpu": 120},
 ))

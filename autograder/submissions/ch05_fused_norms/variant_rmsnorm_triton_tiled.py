@@ -1,0 +1,24 @@
+"""Legitimate variant: another tiling, two passes over 1024-wide tiles (sum of squares, then write)."""
+EXERCISE = "ch05.rmsnorm_triton"
+CELL = "rmsnorm_triton"
+PATCH = [("""    c = tl.arange(0, BLOCK)
+    mask = c < cols
+    x = tl.load(x_ptr + row * x_stride + c, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(x * x, 0) / cols + eps)
+    g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)  # one rounding
+""", """    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, cols, BLOCK):
+        c = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * x_stride + c, mask=c < cols, other=0.0).to(tl.float32)
+        acc += x * x
+    rstd = tl.rsqrt(tl.sum(acc, 0) / cols + eps)
+    for start in range(0, cols, BLOCK):
+        c = start + tl.arange(0, BLOCK)
+        mask = c < cols
+        x = tl.load(x_ptr + row * x_stride + c, mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)
+"""), ("    BLOCK = triton.next_power_of_2(cols)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel",
+       "    BLOCK = min(triton.next_power_of_2(cols), 1024)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel")]
+LOSES = []
