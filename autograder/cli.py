@@ -4,7 +4,10 @@
   flashcourse generate [CH ...]    source/ -> release/ through nbgrader generate_assignment
   flashcourse validate [CH ...]    autograde the solution, the blank release and the known-wrong
                                    submissions; print expected vs got; exit 1 on any mismatch
-  flashcourse autograde CH         nbgrader autograde of submitted/*/CH in this course directory
+  flashcourse autograde CH [--jobs N] [--shard I/N] [--force]
+                                   grade submitted/*/CH of this course directory in parallel (resumable:
+                                   result files in results/CH/), then record them in the gradebook
+  flashcourse collect CH           record result files (e.g. of cluster shards) in the gradebook
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
@@ -83,24 +86,30 @@ def cmd_validate(chapters: list[str], keep: str | None = None, only: str | None 
     return 1 if bad else 0
 
 
-def cmd_autograde(chapter: str, extra: list[str], course_dir: str | None = None) -> int:
-    """nbgrader autograde of submitted/*/CH in the course directory (default: here).
-
-    First records the assignment and its test cells in the gradebook (generate_assignment into a
-    throwaway release folder, so the committed release/ stays as it is): nbgrader restores every
-    test cell from there before grading, so students cannot edit the tests."""
+def cmd_autograde(chapter: str, course_dir: str | None = None, *, jobs: int | None = None,
+                  shard_spec: str | None = None, results: str | None = None, force: bool = False) -> int:
+    """Grade submitted/*/CH of the course directory (default: here), in parallel and resumably, then
+    record the grades in its gradebook (autograder.classgrade); with --shard, only this shard's result
+    files (`flashcourse collect CH` records them)."""
+    from . import classgrade
     root = os.path.abspath(course_dir or os.getcwd())
     if not os.path.isdir(os.path.join(root, "submitted")):
         raise SystemExit(f"no submitted/ folder in {root}: put submissions in "
                          f"submitted/<student>/{chapter}/{chapter}.ipynb")
-    with tempfile.TemporaryDirectory() as tmp:
-        _nbgrader(["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"], root)
-    try:
-        _nbgrader(["autograde", chapter, *extra], root, quiet=False)
-    except SystemExit as e:  # one broken notebook: nbgrader grades the others and says which failed
-        print(f"{e}\nthe other submissions are graded; see nbgrader's messages above for the failed ones")
-        return 1
-    return 0
+    if not os.path.isfile(os.path.join(root, "source", chapter, f"{chapter}.ipynb")):
+        raise SystemExit(f"no source/{chapter}/{chapter}.ipynb in {root}: the instructor's notebook decides "
+                         "which checks run")
+    results, briefs = classgrade.grade_class(root, chapter, jobs=jobs, shard_spec=shard_spec, results=results,
+                                             force=force)
+    if shard_spec:
+        print(f"shard {shard_spec}: results in {results}; record them with `flashcourse collect {chapter}`")
+        return 0
+    return classgrade.collect(root, chapter, results)
+
+
+def cmd_collect(chapter: str, course_dir: str | None = None, results: str | None = None) -> int:
+    from . import classgrade
+    return classgrade.collect(os.path.abspath(course_dir or os.getcwd()), chapter, results)
 
 
 def cmd_wheelhouse(dest: str) -> int:
@@ -119,10 +128,18 @@ def main(argv=None) -> int:
             p.add_argument("--keep", help="keep the temporary course directory here")
             p.add_argument("--json", help="write the table as JSON")
             p.add_argument("--only", help="comma-separated submissions (solution, blank, wrong-...)")
-    p = sub.add_parser("autograde")
+    p = sub.add_parser("autograde", help="grade a class: submitted/*/CH, in parallel, resumable")
     p.add_argument("chapter")
     p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
-    p.add_argument("nbgrader_args", nargs=argparse.REMAINDER)
+    p.add_argument("--jobs", type=int, help="submissions graded at once (default: 2 per GPU, or the CPU cores)")
+    p.add_argument("--shard", help="I/N: grade only the I-th of N slices (I from 0) and write result files, "
+                                   "for a cluster; `flashcourse collect` records them")
+    p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
+    p.add_argument("--force", action="store_true", help="grade again submissions that have a current result")
+    p = sub.add_parser("collect", help="record result files (of shards) in the gradebook, and summarise")
+    p.add_argument("chapter")
+    p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
+    p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
     p = sub.add_parser("wheelhouse")
     p.add_argument("dest")
     p = sub.add_parser("student-pack", help="a student distribution: no solutions, no hidden tests")
@@ -150,7 +167,10 @@ def main(argv=None) -> int:
             os.environ["FLASHCOURSE_VALIDATE_JSON"] = a.json
         return cmd_validate(_chapters(a.chapters), a.keep, a.only)
     if a.cmd == "autograde":
-        return cmd_autograde(a.chapter, a.nbgrader_args, a.course_dir)
+        return cmd_autograde(_chapters([a.chapter])[0], a.course_dir, jobs=a.jobs, shard_spec=a.shard,
+                             results=a.results, force=a.force)
+    if a.cmd == "collect":
+        return cmd_collect(_chapters([a.chapter])[0], a.course_dir, a.results)
     if a.cmd == "wheelhouse":
         return cmd_wheelhouse(a.dest)
     if a.cmd == "student-pack":

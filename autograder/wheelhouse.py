@@ -4,7 +4,8 @@ The node already has torch, triton, cupy and numpy (Python 3.12, manylinux x86_6
 needs nbgrader (its autograde path: nbconvert, nbclient, sqlalchemy, alembic, jupyter_server's
 imports) and a Jupyter kernel (ipykernel). JupyterLab and the packages only it uses are left out:
 nobody opens a browser there. Install on the node with
-    pip install --no-index --no-deps DIR/*.whl && pip install --no-deps -e .
+    pip install --no-index --no-deps DIR/*.whl && pip install --no-index --find-links DIR --no-deps -e .
+(the second finds setuptools in DIR: pip builds the project in an isolated environment, offline too)
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import subprocess
 import sys
 
 WANT = ["nbgrader==0.9.6", "ipykernel"]
+# What `pip install -e .` builds the project with (pip's build isolation fetches them, from DIR offline).
+BUILD = ["setuptools>=61", "wheel"]
 # Pulled in by nbgrader's requirements but never imported when generating or autograding.
 LEAVE_OUT = {"jupyterlab", "babel", "jupyterlab_server", "jupyter_lsp", "json5", "async_lru",
              "notebook_shim", "jupyterlab_widgets", "widgetsnbextension", "ipywidgets"}
@@ -34,6 +37,8 @@ def build_wheelhouse(dest: str, python_version: str = "3.12") -> int:
     for p in PLATFORMS:
         cmd += ["--platform", p]
     subprocess.run(cmd, check=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps", "-d", dest,
+                    *BUILD], check=True)
     for whl in glob.glob(os.path.join(dest, "*.whl")):
         if _dist(whl) in LEAVE_OUT:
             os.remove(whl)

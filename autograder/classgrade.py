@@ -1,0 +1,485 @@
+"""Grading a whole class: `flashcourse autograde CH` and `flashcourse collect CH`.
+
+Two phases, so that the slow one runs in parallel, on several GPUs or cluster nodes, and can be killed
+and resumed at any moment, while nbgrader's gradebook keeps exactly one writer:
+
+1. **grade** (`grade_class`): every submission `submitted/<student>/CH/` is graded by a judge (this
+   module's `grade_submission`, in a worker process of its own: `--jobs N`), through one warm sandboxed
+   runner (autograder.runner). Which checks run comes from the instructor's source notebook, not the
+   student's copy: a deleted or edited test cell is graded all the same. The result, every check's
+   verdict and what each cell printed, is written atomically to `results/CH/<student>.json` with the
+   submission's SHA-256: a later run skips a submission whose result matches it (unless `--force`), so
+   a killed run loses at most the submissions in flight. `--shard I/N` grades a deterministic slice
+   (students sorted by id) and writes result files only, for a cluster (no sqlite across nodes).
+   Timed checks hold their GPU alone: every check takes a lock of the GPU it runs on, shared for quiet
+   checks, exclusive for timed ones, with a turnstile so that a waiting timed check is not starved.
+2. **collect** (`collect`): nbgrader's own `autograde` (sanitize, restore the test cells from the
+   gradebook, save the grades, late penalties) with IsolatedRegrade replaying the result files instead
+   of grading (FLASHCOURSE_REPLAY): one process writes the gradebook, and collecting twice, or shards in
+   any order, gives the same gradebook. Then a summary: a table per student and check, the
+   submissions that need attention and why, and `results/CH/checks.csv`.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime
+import glob
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+VERSION = 1
+NEEDS_GPU = "not graded: needs a GPU (this machine has none; grade on a GPU machine to score it)"
+
+
+# ---------- what to grade ----------
+
+def students(course: str, chapter: str) -> list[str]:
+    base = os.path.join(course, "submitted")
+    if not os.path.isdir(base):
+        return []
+    return sorted(s for s in os.listdir(base) if os.path.isdir(os.path.join(base, s, chapter)))
+
+
+def shard(items: list[str], spec: str | None) -> list[str]:
+    """`I/N`: the I-th of N deterministic slices (I from 0), of the sorted list."""
+    if not spec:
+        return items
+    m = re.fullmatch(r"(\d+)/(\d+)", spec)
+    if not m or not 0 <= int(m.group(1)) < int(m.group(2)):
+        raise SystemExit(f"--shard {spec!r}: expected I/N with 0 <= I < N (e.g. 0/2 and 1/2)")
+    i, n = int(m.group(1)), int(m.group(2))
+    return sorted(items)[i::n]
+
+
+def find_notebook(course: str, chapter: str, student: str) -> tuple[str | None, list[str]]:
+    """The submitted notebook, and what needs the instructor's attention about it."""
+    d = os.path.join(course, "submitted", student, chapter)
+    want = os.path.join(d, f"{chapter}.ipynb")
+    if os.path.isfile(want):
+        return want, []
+    others = sorted(p for p in glob.glob(os.path.join(d, "*.ipynb")))
+    if len(others) == 1:
+        return others[0], [f"renamed notebook: {os.path.basename(others[0])} graded as {chapter}.ipynb"]
+    if others:
+        return None, [f"no {chapter}.ipynb, and {len(others)} other notebooks: cannot tell which to grade"]
+    return None, [f"no notebook in submitted/{student}/{chapter}/"]
+
+
+def grade_cells(source_nb) -> dict[str, dict]:
+    """grade_id -> {"calls": [(exercise, check)], "points": float, "source": str} for the instructor's test
+    cells (the notebook the gradebook was made from)."""
+    from .nbgrader_plugins import check_calls
+    out = {}
+    for c in source_nb.cells:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if c.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            out[meta["grade_id"]] = {"calls": check_calls(c.source), "points": float(meta.get("points", 0)),
+                                     "source": c.source}
+    return out
+
+
+def source_notebook(course: str, chapter: str):
+    import nbformat
+    return nbformat.read(os.path.join(course, "source", chapter, f"{chapter}.ipynb"), 4)
+
+
+def sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ---------- the GPU lock: quiet checks share a GPU, a timed check has it alone ----------
+
+class GpuLock:
+    """A readers-writer lock between processes (flock on two files): `shared()` for work that may run beside
+    other work, `exclusive()` for a timed check. A turnstile taken by both makes a waiting writer block new
+    readers, so timed checks are not starved by a stream of quiet ones."""
+
+    def __init__(self, name: str):
+        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+        self.paths = [os.path.join(base, f"flashcourse-gpu-{name}.{k}") for k in ("turnstile", "lock")]
+
+    @contextlib.contextmanager
+    def _hold(self, mode: int):
+        import fcntl
+        fds = [os.open(p, os.O_RDWR | os.O_CREAT, 0o666) for p in self.paths]
+        try:
+            fcntl.flock(fds[0], fcntl.LOCK_EX)
+            fcntl.flock(fds[1], mode)
+            fcntl.flock(fds[0], fcntl.LOCK_UN)
+            yield
+        finally:
+            for fd in fds:
+                os.close(fd)  # closing drops the locks
+
+    def shared(self):
+        import fcntl
+        return self._hold(fcntl.LOCK_SH)
+
+    def exclusive(self):
+        import fcntl
+        return self._hold(fcntl.LOCK_EX)
+
+
+def _gpu_name() -> str:
+    """The GPU this process grades on (its first visible device), as a lock name."""
+    v = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", v)
+
+
+# ---------- phase 1: grade one submission ----------
+
+def grade_submission(course: str, chapter: str, student: str, cells_of_source: dict | None = None) -> dict:
+    """Grade one submission (in this process: it is the judge); the result as written to its file."""
+    import nbformat
+
+    from course import mode
+
+    from .exercise import TIMED_CHECKS
+    from .runner import Session
+    from .submission import solution_cells
+    t0 = time.perf_counter()
+    cells_of_source = cells_of_source or grade_cells(source_notebook(course, chapter))
+    path, attention = find_notebook(course, chapter, student)
+    result = {"version": VERSION, "student": student, "chapter": chapter, "mode": mode.MODE,
+              "device": mode.device_name() if mode.GPU else "cpu", "graded_at": _now(), "notebook": None,
+              "sha256": None, "attention": attention, "cells": {}, "solutions": {}, "checks": []}
+    calls = sorted({c for g in cells_of_source.values() for c in g["calls"]})
+    verdicts: dict[tuple, tuple[bool, str]] = {}
+    nb = None
+    if path is not None:
+        result["notebook"], result["sha256"] = os.path.relpath(path, course), sha256(path)
+        try:
+            nb = nbformat.read(path, 4)
+        except Exception as e:  # noqa: BLE001  (not JSON, not a notebook: this submission only)
+            attention.append(f"not a valid notebook ({type(e).__name__}: {str(e)[:200]})")
+    if nb is not None:
+        present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+        for gid, g in cells_of_source.items():
+            if gid not in present:
+                attention.append(f"test cell {gid} was deleted: graded from the instructor's copy")
+            elif _released(present[gid].source) != _released(g["source"]):
+                attention.append(f"test cell {gid} was edited: graded from the instructor's copy")
+        pairs = solution_cells(nb)
+        if not nb.cells:
+            attention.append("the notebook has no cells")
+        order = [c for c in calls if c[1] not in TIMED_CHECKS] + [c for c in calls if c[1] in TIMED_CHECKS]
+        lock = GpuLock(_gpu_name()) if mode.GPU else None
+        with Session([c for _, c in pairs]) as s:
+            for ex_id, check in order:
+                timed = check in TIMED_CHECKS
+                if timed and not mode.GPU:
+                    verdicts[(ex_id, check)] = (False, NEEDS_GPU)
+                    result["checks"].append({"exercise": ex_id, "check": check, "passed": False,
+                                             "not_graded": True, "seconds": 0.0, "message": NEEDS_GPU})
+                    continue
+                with (lock.exclusive() if timed else lock.shared()) if lock else contextlib.nullcontext():
+                    r = s.check(ex_id, check)
+                verdicts[(ex_id, check)] = (r.passed, r.message)
+                result["checks"].append({"exercise": ex_id, "check": check, "passed": r.passed,
+                                         "seconds": round(r.seconds, 3), "message": r.message[:4000],
+                                         **_speed(r.message if r.passed or timed else "")})
+                if not r.passed and ("timed out" in r.message or "died" in r.message):
+                    attention.append(f"{ex_id} [{check}]: {r.message.splitlines()[0][:160]}")
+            feedback = s.cell_feedback()
+        for i, (cell, _) in enumerate(pairs):
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid and feedback.get(i):
+                result["solutions"][gid] = feedback[i][:20000]
+    why_none = attention[-1] if nb is None and attention else "no notebook to grade"
+    for gid, g in cells_of_source.items():
+        if nb is None:
+            result["cells"][gid] = {"passed": False, "text": f"not graded: {why_none}", "points": g["points"]}
+            continue
+        if not g["calls"]:
+            result["cells"][gid] = {"passed": False, "points": g["points"],
+                                    "text": "this test cell calls no check(): flashcourse grades test cells "
+                                            "through check() only"}
+            continue
+        rs = [(c, *verdicts[c]) for c in g["calls"]]
+        failed = [f"{e} [{k}]: {m}" for (e, k), ok, m in rs if not ok]
+        text = "\n".join(failed) if failed else "".join(f"✓ {e} [{k}]: {m}\n" for (e, k), _, m in rs)
+        result["cells"][gid] = {"passed": not failed, "text": text, "points": g["points"],
+                                "not_graded": any(m == NEEDS_GPU for _, _, m in rs)}
+    result["seconds"] = round(time.perf_counter() - t0, 2)
+    return result
+
+
+def _released(source: str) -> str:
+    """A test cell as students get it: nbgrader's hidden-test regions removed (they are in the source only)."""
+    return re.sub(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", "", source, flags=re.S).strip()
+
+
+def _speed(message: str) -> dict:
+    m = re.search(r"([\d.]+) GB/s = (\d+)% of the copy", message)
+    if m:
+        return {"gbps": float(m.group(1)), "fraction": float(m.group(2)) / 100}
+    m = re.search(r"([\d.]+) TFLOP/s = ([\d.]+)x", message)
+    if m:
+        return {"tflops": float(m.group(1)), "fraction": float(m.group(2))}
+    return {}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_atomic(path: str, data: dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".part-")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_result(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            r = json.load(f)
+        return r if isinstance(r, dict) and r.get("version") == VERSION else None
+    except (OSError, ValueError):
+        return None
+
+
+def is_current(course: str, chapter: str, student: str, result: dict | None) -> bool:
+    """Does this result belong to the submission as it is now?"""
+    if result is None:
+        return False
+    path, _ = find_notebook(course, chapter, student)
+    return (sha256(path) if path else None) == result.get("sha256")
+
+
+# ---------- phase 1 for a class: parallel workers ----------
+
+_WORKER: dict = {}
+
+
+def _init_worker(gpus, course: str, chapter: str) -> None:
+    """In each worker process, before CUDA: the GPU it grades on."""
+    if gpus is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
+    _WORKER.update(course=course, chapter=chapter)
+
+
+def _grade_to_file(student: str, out_dir: str) -> dict:
+    r = grade_submission(_WORKER["course"], _WORKER["chapter"], student)
+    write_atomic(os.path.join(out_dir, f"{student}.json"), r)
+    return _brief(r)
+
+
+def _brief(r: dict) -> dict:
+    got = sum(c["points"] for c in r["cells"].values() if c["passed"])
+    total = sum(c["points"] for c in r["cells"].values())
+    return {"student": r["student"], "got": got, "total": total, "seconds": r.get("seconds", 0.0),
+            "attention": r.get("attention", [])}
+
+
+def visible_gpus() -> list[str]:
+    from course import mode
+    if not mode.GPU:
+        return []
+    v = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if v is not None:
+        return [x.strip() for x in v.split(",") if x.strip()]
+    import subprocess
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        n = len([ln for ln in out.splitlines() if ln.startswith("GPU ")])
+    except (OSError, subprocess.SubprocessError):
+        n = 1
+    return [str(i) for i in range(max(1, n))]
+
+
+def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spec: str | None = None,
+                results: str | None = None, force: bool = False, out=sys.stdout) -> tuple[str, list[dict]]:
+    """Phase 1 over the class (or one shard): the results folder and one brief per graded submission."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    course = os.path.abspath(course)
+    results = os.path.abspath(results or os.path.join(course, "results", chapter))
+    everyone = students(course, chapter)
+    mine = shard(everyone, shard_spec)
+    todo = [s for s in mine if force or not is_current(course, chapter, s,
+                                                           read_result(os.path.join(results, f"{s}.json")))]
+    gpus = visible_gpus()
+    if jobs is None:
+        jobs = 2 * len(gpus) if gpus else (os.cpu_count() or 1)
+    jobs = max(1, min(jobs, len(todo) or 1))
+    where = ", ".join("GPU " + g for g in gpus) if gpus else "CPU (no GPU: timed checks are not graded)"
+    print(f"flashcourse: {chapter}: {len(mine)} submissions{f' in shard {shard_spec}' if shard_spec else ''}, "
+          f"{len(mine) - len(todo)} already graded (kept; --force regrades), {len(todo)} to grade with "
+          f"{jobs} worker(s) on {where}", file=out, flush=True)
+    briefs, failed, t0 = [], 0, time.perf_counter()
+    if not todo:
+        return results, briefs
+    ctx = multiprocessing.get_context("spawn")  # fresh workers: no CUDA state, their own GPU
+    queue = None
+    if gpus:
+        queue = ctx.Queue()
+        for k in range(jobs):
+            queue.put(gpus[k % len(gpus)])
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+                             initargs=(queue, course, chapter)) as pool:
+        futures = {pool.submit(_grade_to_file, s, results): s for s in todo}
+        for k, f in enumerate(as_completed(futures), 1):
+            s = futures[f]
+            try:
+                b = f.result()
+            except Exception as e:  # noqa: BLE001  (a worker died: this submission is left for the next run)
+                failed += 1
+                print(f"  [{k}/{len(todo)}] {s}: NOT GRADED ({type(e).__name__}: {str(e)[:200]}); run again to "
+                      "retry", file=out, flush=True)
+                continue
+            briefs.append(b)
+            el = time.perf_counter() - t0
+            eta = el / k * (len(todo) - k)
+            print(f"  [{k}/{len(todo)}] {s}: {b['got']:g}/{b['total']:g} in {b['seconds']:.1f} s"
+                  f"{' (needs attention)' if b['attention'] else ''} | done {k - failed}, failed {failed}, "
+                  f"left {len(todo) - k}, ETA {eta:.0f} s", file=out, flush=True)
+    return results, briefs
+
+
+# ---------- phase 2: collect into the gradebook (one writer) ----------
+
+def collect(course: str, chapter: str, results: str | None = None, out=sys.stdout) -> int:
+    """Merge the result files into gradebook.db through nbgrader autograde (replaying, not grading); print
+    the summary; 0 if every submission with a result was recorded."""
+    from .nbgrader_run import _nbgrader
+    course = os.path.abspath(course)
+    results = os.path.abspath(results or os.path.join(course, "results", chapter))
+    everyone = students(course, chapter)
+    have = {s: read_result(os.path.join(results, f"{s}.json")) for s in everyone}
+    current = {s: r for s, r in have.items() if is_current(course, chapter, s, r)}
+    stale = sorted(s for s, r in have.items() if r is not None and s not in current)
+    missing = sorted(s for s, r in have.items() if r is None)
+    for s, r in current.items():  # a renamed notebook: nbgrader looks for CH.ipynb
+        want = os.path.join(course, "submitted", s, chapter, f"{chapter}.ipynb")
+        if r.get("notebook") and not os.path.exists(want):
+            import shutil
+            shutil.copy(os.path.join(course, r["notebook"]), want)
+    with tempfile.TemporaryDirectory() as tmp:  # the assignment and its test cells, in the gradebook
+        _nbgrader(["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"], course)
+    ok = True
+    if current:
+        exclude = sorted(set(everyone) - set(current))
+        env_before = os.environ.get("FLASHCOURSE_REPLAY")
+        os.environ["FLASHCOURSE_REPLAY"] = results
+        try:
+            args = ["autograde", chapter, "--force"]
+            if exclude:
+                args.append(f"--CourseDirectory.student_id_exclude={','.join(exclude)}")
+            r = _nbgrader(args, course, quiet=True, progress=False, check=False)
+        finally:
+            if env_before is None:
+                os.environ.pop("FLASHCOURSE_REPLAY", None)
+            else:
+                os.environ["FLASHCOURSE_REPLAY"] = env_before
+        errors = [ln.split("] ", 1)[-1] for ln in ((r.stdout or "") + (r.stderr or "")).splitlines()
+                  if "ERROR" in ln and "checksum" not in ln]
+        if r.returncode != 0 or errors:
+            ok = r.returncode == 0
+            print("nbgrader reported:\n  " + "\n  ".join(errors[-20:]), file=out)
+    summary(course, chapter, results, current, stale, missing, out=out)
+    return 0 if ok else 1
+
+
+def summary(course, chapter, results, current: dict, stale: list, missing: list, out=sys.stdout) -> None:
+    """The table (student x test cell), what needs attention, and checks.csv beside the results."""
+    from nbgrader.api import Gradebook
+    scores = {}
+    with Gradebook(f"sqlite:///{os.path.join(course, 'gradebook.db')}") as gb:
+        for s in current:
+            try:
+                sub = gb.find_submission_notebook(chapter, chapter, s)
+                scores[s] = {g.name: g.score for g in sub.grades}
+            except Exception:  # noqa: BLE001  (not recorded: said below)
+                scores[s] = None
+    not_graded = sum(1 for r in current.values() for c in r["checks"] if c.get("not_graded"))
+    if not_graded:
+        print(f"WARNING: {not_graded} timed checks were NOT GRADED (no GPU on the machine that graded them): "
+              "they score 0 until graded on a GPU", file=out)
+    cells = sorted({g for r in current.values() for g in r["cells"]})
+    print(f"\n{chapter}: {len(current)} submissions recorded in the gradebook", file=out)
+    print("student".ljust(16) + "score".rjust(9) + "  failed test cells", file=out)
+    for s in sorted(current):
+        sc = scores.get(s)
+        total = sum(c["points"] for c in current[s]["cells"].values())
+        got = sum(v for v in sc.values() if v) if sc else 0.0
+        bad = [g for g in cells if g in current[s]["cells"] and not current[s]["cells"][g]["passed"]]
+        shown = f"{got:g}/{total:g}" if sc is not None else "NOT RECORDED"
+        print(s[:15].ljust(16) + shown.rjust(9) + "  " + (", ".join(bad) if bad else "-"), file=out)
+    attention = [(s, why) for s in sorted(current) for why in current[s].get("attention", [])]
+    attention += [(s, "not recorded in the gradebook (see nbgrader's messages)") for s in sorted(current)
+                  if scores.get(s) is None]
+    attention += [(s, "submission changed since it was graded: run autograde again") for s in stale]
+    attention += [(s, "not graded yet (no result): run autograde (or its shard) again") for s in missing]
+    if attention:
+        print(f"\nneeds attention ({len(attention)}):", file=out)
+        for s, why in attention:
+            print(f"  {s}: {why}", file=out)
+    path = os.path.join(results, "checks.csv")
+    os.makedirs(results, exist_ok=True)
+    with open(path + ".part", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "exercise", "check", "passed", "not_graded", "seconds", "gbps", "tflops",
+                    "fraction", "device", "message"])
+        for s in sorted(current):
+            r = current[s]
+            for c in r["checks"]:
+                w.writerow([s, c["exercise"], c["check"], int(c["passed"]), int(bool(c.get("not_graded"))),
+                            c["seconds"], c.get("gbps", ""), c.get("tflops", ""), c.get("fraction", ""),
+                            r.get("device", ""), c["message"].splitlines()[0][:300] if c["message"] else ""])
+    os.replace(path + ".part", path)
+    print(f"\nper check: {path}", file=out)
+
+
+# ---------- the replay, inside nbgrader's autograde (IsolatedRegrade calls it) ----------
+
+def replay(nb, resources: dict, results: str, log=None):
+    """Fill a submission's cells from its result file: solution cells get what they printed in the runner,
+    test cells their verdicts; test cells the student deleted are put back (from the source notebook)
+    first, so that nbgrader scores them. Raises if there is no current result."""
+    import nbformat
+    nbg = resources.get("nbgrader", {})
+    student, chapter = nbg.get("student"), nbg.get("assignment")
+    r = read_result(os.path.join(results, f"{student}.json"))
+    if r is None:
+        raise RuntimeError(f"no result for {student} in {results}: grade first (flashcourse autograde)")
+    source = source_notebook(_course_of(resources), chapter)
+    ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    for k, c in enumerate(source.cells):  # deleted test cells come back where they were
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in r["cells"] and gid not in ids:
+            prev = next((source.cells[j].metadata.get("nbgrader", {}).get("grade_id") for j in range(k - 1, -1, -1)
+                         if source.cells[j].metadata.get("nbgrader", {}).get("grade_id") in ids), None)
+            at = ids.index(prev) + 1 if prev else len(nb.cells)
+            nb.cells.insert(at, nbformat.from_dict(json.loads(json.dumps(c))))
+            ids.insert(at, gid)
+    for c in nb.cells:
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if c.cell_type != "code" or not gid:
+            continue
+        if gid in r["cells"]:
+            v = r["cells"][gid]
+            c.outputs = ([nbformat.v4.new_output("stream", name="stdout", text=v["text"])] if v["passed"] else
+                         [nbformat.v4.new_output("error", ename="AssertionError", evalue=v["text"],
+                                                 traceback=[f"AssertionError: {v['text']}"])])
+        elif gid in r["solutions"]:
+            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text=r["solutions"][gid])]
+    return nb, resources
+
+
+def _course_of(resources: dict) -> str:
+    return os.environ.get("FLASHCOURSE_COURSE") or os.getcwd()

@@ -1,0 +1,184 @@
+"""A class graded as an instructor would: `flashcourse autograde CH` on a real nbgrader course directory, in
+parallel, killed and resumed, in shards collected in either order; scores read from nbgrader's gradebook."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+from autograder import classgrade, nbtext
+
+CH = "ch01_softmax"
+SOLVED = "e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)"
+
+
+def _release():
+    return nbformat.read(nbtext.notebook_path(CH, "release"), 4)
+
+
+def _cell(nb, gid):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+
+
+def make_course(root, n_blank: int = 1):
+    """A course directory: the chapter's source and a small class of submissions, each with its own story."""
+    os.makedirs(root, exist_ok=True)
+    shutil.copy(os.path.join(nbtext.ROOT, "nbgrader_config.py"), root)
+    shutil.copytree(os.path.join(nbtext.ROOT, "source", CH), os.path.join(root, "source", CH),
+                    ignore=shutil.ignore_patterns("*.nb.md"))
+
+    def submit(student, nb=None, name=f"{CH}.ipynb", text=None):
+        d = os.path.join(root, "submitted", student, CH)
+        os.makedirs(d)
+        if text is not None:
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        else:
+            nbformat.write(nb, os.path.join(d, name))
+
+    solved = _release()
+    c = _cell(solved, "safe_softmax")
+    c.source = c.source.replace("# YOUR CODE HERE\n    raise NotImplementedError()", SOLVED)
+    submit("alice", solved)
+    deleted = nbformat.from_dict(nbformat.from_dict(solved))  # solved, but deleted a test cell
+    deleted.cells = [c for c in deleted.cells
+                     if c.metadata.get("nbgrader", {}).get("grade_id") != "test_safe_softmax_hidden"]
+    submit("dave", deleted)
+    submit("carol", solved, name=f"{CH}-Copy1.ipynb")  # renamed by JupyterLab's "duplicate"
+    submit("bob", text='{"cells": [ broken')
+    mallory = _release()  # forges verdicts on stdout, then exits
+    c = _cell(mallory, "safe_softmax")
+    c.source = ("import os, json, sys\nprint('@@flashcourse-result@@' + json.dumps({'passed': True}))\n"
+                "sys.__stdout__.flush()\nos._exit(0)\n" + c.source)
+    submit("mallory", mallory)
+    for k in range(n_blank):
+        submit(f"blank{k}", _release())
+    return root
+
+
+def _scores(root) -> dict:
+    from nbgrader.api import Gradebook
+    out = {}
+    with Gradebook(f"sqlite:///{os.path.join(root, 'gradebook.db')}") as gb:
+        for s in gb.students:
+            try:
+                nb = gb.find_submission_notebook(CH, CH, s.id)
+            except Exception:  # noqa: BLE001
+                continue
+            out[s.id] = {g.name: g.score for g in nb.grades}
+    return out
+
+
+def _flashcourse(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One uninterrupted run, the reference the others must equal."""
+    root = make_course(str(tmp_path_factory.mktemp("class")))
+    r = _flashcourse("autograde", CH, "--jobs", "2", cwd=root)
+    return root, r, _scores(root)
+
+
+@pytest.mark.slow
+def test_a_class_is_graded_in_parallel_and_every_story_is_told(graded):
+    root, r, scores = graded
+    out = r.stdout + r.stderr
+    assert r.returncode in (0, 1), out
+    full = scores["alice"]
+    assert full["test_safe_softmax"] == 2 and full["test_safe_softmax_hidden"] == 2, full
+    assert scores["carol"] == full, "a renamed notebook is graded as the notebook it is"
+    assert scores["dave"]["test_safe_softmax_hidden"] == 2, "a deleted test cell is restored and graded"
+    assert sum(scores["blank0"].values()) == 0 and scores["blank0"].keys() == full.keys()
+    assert sum(scores.get("bob", {}).values()) == 0  # not a notebook: no points, and said so
+    assert sum(scores["mallory"].values()) == 0  # forged result lines and an exit buy nothing
+    assert "was edited" not in out  # untouched test cells (their hidden tests stripped) are not "edited"
+    for needle in ("renamed notebook", "test cell test_safe_softmax_hidden was deleted", "not a valid notebook",
+                   "NOT graded", "needs attention"):
+        assert needle.lower() in out.lower(), (needle, out[-3000:])
+    assert os.path.exists(os.path.join(root, "results", CH, "checks.csv"))
+    again = _flashcourse("autograde", CH, cwd=root)  # resumable: nothing left to grade
+    assert "0 to grade" in again.stdout, again.stdout
+    assert _scores(root) == scores
+
+
+@pytest.mark.slow
+def test_killed_and_resumed_gives_the_same_gradebook(graded, tmp_path):
+    _, _, want = graded
+    root = make_course(str(tmp_path))
+    for _ in range(1):  # killed while grading (after its first result), then left to finish
+        p = subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", CH, "--jobs", "2"], cwd=root,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 300
+        results = os.path.join(root, "results", CH)
+        start = len(os.listdir(results)) if os.path.isdir(results) else 0
+        while time.time() < deadline and p.poll() is None:
+            if os.path.isdir(results) and len([f for f in os.listdir(results) if f.endswith(".json")]) > start:
+                break
+            time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    r = _flashcourse("autograde", CH, "--jobs", "2", cwd=root)
+    assert "already graded (kept" in r.stdout, r.stdout
+    assert _scores(root) == want
+
+
+@pytest.mark.slow
+def test_shards_collected_in_either_order_or_twice_give_the_same_gradebook(graded, tmp_path):
+    src, _, want = graded
+    results = os.path.join(src, "results", CH)
+    for order in ((0, 1), (1, 0)):
+        root = make_course(str(tmp_path / f"order{order[0]}"))
+        for i in order:  # a shard's results, as a cluster node would write them (here: copied)
+            shard = classgrade.shard(classgrade.students(root, CH), f"{i}/2")
+            os.makedirs(os.path.join(root, "results", CH), exist_ok=True)
+            for s in shard:
+                shutil.copy(os.path.join(results, f"{s}.json"), os.path.join(root, "results", CH))
+            r = _flashcourse("collect", CH, cwd=root)
+            assert "needs attention" in r.stdout
+        assert _scores(root) == want
+        if order == (0, 1):  # and collecting again changes nothing
+            _flashcourse("collect", CH, cwd=root)
+            assert _scores(root) == want
+
+
+def test_shards_are_a_partition():
+    names = [f"s{k:03d}" for k in range(17)]
+    parts = [classgrade.shard(names, f"{i}/3") for i in range(3)]
+    assert sorted(sum(parts, [])) == names and all(parts)
+    with pytest.raises(SystemExit):
+        classgrade.shard(names, "3/3")
+
+
+def test_gpu_lock_lets_quiet_work_share_and_timed_work_wait(tmp_path):
+    """Two processes sharing one GPU: a timed check (exclusive) never overlaps a quiet one (shared)."""
+    log = tmp_path / "log"
+    script = f"""
+import sys, time
+from autograder.classgrade import GpuLock
+lock = GpuLock("test-{os.getpid()}")
+kind = sys.argv[1]
+with (lock.exclusive() if kind == "timed" else lock.shared()):
+    with open({str(log)!r}, "a") as f:
+        f.write(f"{{kind}} start {{time.monotonic()}}\\n")
+    time.sleep(0.6)
+    with open({str(log)!r}, "a") as f:
+        f.write(f"{{kind}} end {{time.monotonic()}}\\n")
+"""
+    env = dict(os.environ, PYTHONPATH=nbtext.ROOT)
+    procs = [subprocess.Popen([sys.executable, "-c", script, "quiet"], env=env)]
+    time.sleep(0.2)
+    procs += [subprocess.Popen([sys.executable, "-c", script, k], env=env) for k in ("timed", "quiet")]
+    for p in procs:
+        assert p.wait(30) == 0
+    events = sorted((float(t), k, e) for k, e, t in (ln.split() for ln in log.read_text().splitlines()))
+    timed = [t for t, k, e in events if k == "timed"]
+    for t, k, e in events:
+        if k == "quiet":
+            assert not timed[0] < t < timed[1], f"quiet work {e} at {t} inside the timed window {timed}"
