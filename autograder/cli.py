@@ -140,6 +140,13 @@ def main(argv=None) -> int:
     p.add_argument("chapter")
     p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
     p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
+    p = sub.add_parser("feedback", help="HTML feedback per student and a class report, from the result files")
+    p.add_argument("chapter")
+    p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
+    p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
+    p.add_argument("--out", help="where the pages go (default: COURSE/feedback_html/CH)")
+    p.add_argument("--leaderboard", action="store_true", help="add the fastest passing timed kernels per exercise")
+    p.add_argument("--names", action="store_true", help="show student ids in the class report (default: numbers)")
     p = sub.add_parser("wheelhouse")
     p.add_argument("dest")
     p = sub.add_parser("student-pack", help="a student distribution: no solutions, no hidden tests")
@@ -171,6 +178,10 @@ def main(argv=None) -> int:
                              results=a.results, force=a.force)
     if a.cmd == "collect":
         return cmd_collect(_chapters([a.chapter])[0], a.course_dir, a.results)
+    if a.cmd == "feedback":
+        from .feedback import feedback
+        return feedback(os.path.abspath(a.course_dir or os.getcwd()), _chapters([a.chapter])[0], results=a.results,
+                        out_dir=a.out, leaderboard=a.leaderboard, names=a.names)
     if a.cmd == "wheelhouse":
         return cmd_wheelhouse(a.dest)
     if a.cmd == "student-pack":
