@@ -96,9 +96,11 @@ class LocalSlurm:
         self._wait(lambda: os.path.exists(self.munge_socket), 30, "munged's socket")
 
     def _write_conf(self) -> None:
-        out = subprocess.run([_sbin("slurmd"), "-C"], capture_output=True, text=True, check=True).stdout
-        cpus = int(re.search(r"\bCPUs=(\d+)", out).group(1))
-        mem = int(re.search(r"\bRealMemory=(\d+)", out).group(1))
+        # what slurmd detects here (it drains a node configured with more); else what Python sees
+        out = subprocess.run([_sbin("slurmd"), "-C"], capture_output=True, text=True).stdout
+        found = re.search(r"\bCPUs=(\d+)", out), re.search(r"\bRealMemory=(\d+)", out)
+        cpus = int(found[0][1]) if found[0] else len(os.sched_getaffinity(0))
+        mem = int(found[1][1]) if found[1] else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
         ctld_port, slurmd_port = _free_ports(2)
         b = self.base
         conf = f"""\
@@ -306,8 +308,7 @@ def test_grade_a_class_with_the_job_array(slurm, tmp_path):
     assert sum("mode cpu" in t for t in logs.values()) == 2, shown  # CPU mode fallback in both tasks
     for i in (0, 1):  # each task graded its own slice, as `--shard I/2` defines it
         assert f"shard {i}/2 of {CH}" in logs[f"flashcourse-grade-{ids[1]}_{i}.out"], shown
-    assert sorted(f for f in os.listdir(os.path.join(course, "results", CH)) if f.endswith(".json")) == \
-        [f"{s}.json" for s in sorted(kinds)], shown
+    assert {f"{s}.json" for s in kinds} <= set(os.listdir(os.path.join(course, "results", CH))), shown
     print(f"Slurm: 2 array tasks and collect in {time.time() - t0:.0f} s")
 
     t0 = time.time()
