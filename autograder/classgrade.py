@@ -185,7 +185,9 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
                 with (lock.exclusive() if timed else lock.shared()) if lock else contextlib.nullcontext():
                     r = s.check(ex_id, check)
                 verdicts[(ex_id, check)] = (r.passed, r.message)
+                gated = not r.passed and r.message.startswith("not graded")  # beyond this GPU's capability
                 result["checks"].append({"exercise": ex_id, "check": check, "passed": r.passed,
+                                         **({"not_graded": True} if gated else {}),
                                          "seconds": round(r.seconds, 3), "message": r.message[:4000],
                                          **_speed(r.message if r.passed or timed else "")})
                 if not r.passed and ("timed out" in r.message or "died" in r.message):
@@ -209,7 +211,7 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
         failed = [f"{e} [{k}]: {m}" for (e, k), ok, m in rs if not ok]
         text = "\n".join(failed) if failed else "".join(f"✓ {e} [{k}]: {m}\n" for (e, k), _, m in rs)
         result["cells"][gid] = {"passed": not failed, "text": text, "points": g["points"],
-                                "not_graded": any(m == NEEDS_GPU for _, _, m in rs)}
+                                "not_graded": any(m == NEEDS_GPU or m.startswith("not graded") for _, _, m in rs)}
     result["seconds"] = round(time.perf_counter() - t0, 2)
     return result
 
@@ -408,8 +410,9 @@ def summary(course, chapter, results, current: dict, stale: list, missing: list,
                 scores[s] = None
     not_graded = sum(1 for r in current.values() for c in r["checks"] if c.get("not_graded"))
     if not_graded:
-        print(f"WARNING: {not_graded} timed checks were NOT GRADED (no GPU on the machine that graded them): "
-              "they score 0 until graded on a GPU", file=out)
+        print(f"WARNING: {not_graded} checks were NOT GRADED (no GPU on the machine that graded them, or a GPU "
+              "that cannot run them: see each check's message): they score 0 until graded where they can run",
+              file=out)
     cells = sorted({g for r in current.values() for g in r["cells"]})
     print(f"\n{chapter}: {len(current)} submissions recorded in the gradebook", file=out)
     print("student".ljust(16) + "score".rjust(9) + "  failed test cells", file=out)

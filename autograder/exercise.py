@@ -94,6 +94,9 @@ class Exercise:
     bench: Bench | None = None
     needs_gpu: bool = False  # CUDA exercises: CPU mode compiles them but cannot run them
     timeout_s: dict = field(default_factory=lambda: {"cpu": 180, "gpu": 120})
+    # compute capability every case needs (beyond its dtype's, see grading.NEEDS_CAPABILITY), e.g. (8, 9)
+    # for an exercise whose kernel writes fp8; a GPU below it grades none of the exercise's checks
+    min_capability: tuple = ()
     chapter: str = ""
     harness_kernels: tuple[str, ...] = ()  # the grader's own test kernels (around device functions)
     memory: Memory | None = None

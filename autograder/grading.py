@@ -12,6 +12,8 @@ benchmarks and tests); autograder.runner.Session runs them in a sandboxed child 
 """
 from __future__ import annotations
 
+import os
+
 from course import mode
 
 from .execute import GUARD, Failure, check_guards
@@ -100,6 +102,37 @@ def _verified(ex: Exercise, reply: dict, ref, inputs, case, verify=None) -> None
         raise Failure(reply["audit"])
 
 
+# What a dtype needs of a GPU (compute capability): bfloat16 kernels from Ampere (8.0), fp8 from Ada (8.9).
+NEEDS_CAPABILITY = {"bfloat16": (8, 0), "float8_e4m3fn": (8, 9), "float8_e5m2": (8, 9)}
+NOT_GRADED = "not graded: "  # a check this machine cannot grade starts its message so (0 points, said aloud)
+
+
+def capability() -> tuple[int, int] | None:
+    """The GPU's compute capability; FLASHCOURSE_CAPABILITY=7.5 simulates one (tests, and an instructor who
+    wants to see what an older GPU's class would get). None in CPU mode without a simulation."""
+    sim = os.environ.get("FLASHCOURSE_CAPABILITY")
+    if sim:
+        major, _, minor = sim.partition(".")
+        return int(major), int(minor or 0)
+    if not mode.GPU:
+        return None
+    import torch
+    return tuple(torch.cuda.get_device_capability())
+
+
+def cannot_run(ex: Exercise, dtype: str) -> str | None:
+    """Why this GPU cannot run a case of this dtype for this exercise, or None."""
+    cap = capability()
+    if cap is None:
+        return None
+    need = max(NEEDS_CAPABILITY.get(dtype, (0, 0)), tuple(ex.min_capability) or (0, 0))
+    if cap >= need:
+        return None
+    what = f"{dtype} kernels need" if NEEDS_CAPABILITY.get(dtype, (0, 0)) == need else f"{ex.id} needs"
+    return (f"{what} a GPU of compute capability {need[0]}.{need[1]} or newer; this one is "
+            f"{cap[0]}.{cap[1]} (the same for every student graded here)")
+
+
 def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
     """Run one check; return a one-line summary or raise Failure with what to fix.
     `runner`: a runner (see the module's docstring), or a namespace dict of trusted code."""
@@ -108,10 +141,21 @@ def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
     if ex.needs_gpu and not mode.GPU:
         raise Failure("needs a GPU: this exercise runs only on a machine with an NVIDIA GPU")
     if check in TIMED_CHECKS:
+        why = cannot_run(ex, ex.bench.dtype) if ex.bench else None
+        if why:
+            raise Failure(NOT_GRADED + why)
         return _timed(ex, check, runner, seed)
     if check == "memory":
+        why = cannot_run(ex, ex.memory.case.dtype) if ex.memory else None
+        if why:
+            raise Failure(NOT_GRADED + why)
         return _memory(ex, runner, seed)
     cases = [c for c in ex.cases[check] if mode.GPU or not c.gpu_only]
+    beyond = {c.dtype: cannot_run(ex, c.dtype) for c in cases}
+    if cases and all(beyond.values()):
+        raise Failure(NOT_GRADED + next(iter(beyond.values())))
+    n_beyond = sum(1 for c in cases if beyond[c.dtype])
+    cases = [c for c in cases if not beyond[c.dtype]]
     done = []
     for i, case in enumerate(cases):
         shape, inputs = _make(ex, case, seed + i, mode.DEVICE)
@@ -122,10 +166,13 @@ def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
         except Failure as e:
             raise Failure(f"shape {tuple(shape)}, {case.kind} inputs: {e}") from None
         done.append(f"{tuple(shape)} {case.kind}" + ("" if case.dtype == "float32" else f" {case.dtype}"))
-    skipped = len(ex.cases[check]) - len(cases)
-    gpu_dtypes = ", ".join(sorted({c.dtype for c in ex.cases[check] if c.gpu_only}))
-    note = (f"; {skipped} case(s) graded on a GPU only ({gpu_dtypes}: the Triton interpreter's bf16 tl.dot "
-            "is wrong)") if skipped else ""
+    gpu_only = [c for c in ex.cases[check] if c.gpu_only and not mode.GPU]
+    gpu_dtypes = ", ".join(sorted({c.dtype for c in gpu_only}))
+    note = (f"; {len(gpu_only)} case(s) graded on a GPU only ({gpu_dtypes}: the Triton interpreter's bf16 tl.dot "
+            "is wrong)") if gpu_only else ""
+    lacking = sorted({why for why in beyond.values() if why})
+    if lacking:
+        note += f"; {n_beyond} case(s) not graded: " + "; ".join(lacking)
     return f"{len(done)} cases passed: " + ", ".join(done) + note
 
 

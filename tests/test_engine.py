@@ -179,3 +179,22 @@ def test_registry_loads_whole_under_concurrent_first_use():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300)
     assert "errors 0" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_gpu_too_old_for_a_dtype_skips_those_cases_for_everyone(monkeypatch):
+    """Capability gating (simulated: FLASHCOURSE_CAPABILITY): bf16 cases need 8.0, fp8 output 8.9. A check
+    with some cases beyond the GPU grades the others and says so; one with none it can run is "not graded"."""
+    from autograder import grading, registry
+    from autograder.runner import run_check
+    from kernels_ref.bench import chapter_cells
+    monkeypatch.setenv("FLASHCOURSE_CAPABILITY", "7.5")
+    ex = registry.get("ch05.rmsnorm_triton")
+    r = run_check(ex.id, "correctness", chapter_cells(ex))
+    assert r.passed and "not graded: bfloat16 kernels need a GPU of compute capability 8.0" in r.message, r.message
+    fp8 = registry.get("ch05.swiglu_rmsnorm_fp8_triton")
+    assert grading.cannot_run(fp8, "float32") and not grading.cannot_run(ex, "float16")
+    monkeypatch.setenv("FLASHCOURSE_CAPABILITY", "9.0")
+    assert grading.cannot_run(fp8, "bfloat16") is None
+    monkeypatch.setenv("FLASHCOURSE_CAPABILITY", "8.6")
+    r = run_check(fp8.id, "correctness", chapter_cells(fp8))
+    assert not r.passed and r.message.startswith("not graded: ch05.swiglu_rmsnorm_fp8_triton needs"), r.message
