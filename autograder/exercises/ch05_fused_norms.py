@@ -531,6 +531,7 @@ def _fp8_verify(out, ref, inputs, case) -> list[str]:
 register(Exercise(
     id="ch05.swiglu_rmsnorm_fp8_triton",
     chapter="ch05_fused_norms",
+    min_capability=(8, 9),  # it writes float8_e4m3fn: Ada and Hopper GPUs convert to fp8 natively
     title="SwiGLU + residual + RMSNorm + fp8 quantisation, fused, in Triton",
     entry=("swiglu_rmsnorm_fp8",),
     kind="triton",
