@@ -8,6 +8,7 @@
                                    grade submitted/*/CH of this course directory in parallel (resumable:
                                    result files in results/CH/), then record them in the gradebook
   flashcourse collect CH           record result files (e.g. of cluster shards) in the gradebook
+  flashcourse calibrate            speed bars for this GPU model (autograder/thresholds.d/GPU.toml)
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
@@ -136,6 +137,9 @@ def main(argv=None) -> int:
                                    "for a cluster; `flashcourse collect` records them")
     p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
     p.add_argument("--force", action="store_true", help="grade again submissions that have a current result")
+    p = sub.add_parser("calibrate", help="speed bars for this GPU model (autograder/thresholds.d/)")
+    p.add_argument("--bench", help="a `python -m kernels_ref.bench --json` file from the grading GPU "
+                                   "(default: measure here)")
     p = sub.add_parser("collect", help="record result files (of shards) in the gradebook, and summarise")
     p.add_argument("chapter")
     p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
@@ -176,6 +180,9 @@ def main(argv=None) -> int:
     if a.cmd == "autograde":
         return cmd_autograde(_chapters([a.chapter])[0], a.course_dir, jobs=a.jobs, shard_spec=a.shard,
                              results=a.results, force=a.force)
+    if a.cmd == "calibrate":
+        from .calibrate import main as calibrate_main
+        return calibrate_main(a.bench)
     if a.cmd == "collect":
         return cmd_collect(_chapters([a.chapter])[0], a.course_dir, a.results)
     if a.cmd == "feedback":

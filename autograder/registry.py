@@ -55,9 +55,32 @@ def thresholds() -> dict:
         return tomllib.load(f)
 
 
-def threshold_for(exercise_id: str, check: str = "bandwidth") -> float:
-    """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput)."""
+CALIBRATED_DIR = os.path.join(os.path.dirname(THRESHOLDS_FILE), "thresholds.d")
+
+
+def calibrated(device: str, directory: str = CALIBRATED_DIR) -> dict:
+    """The bars `flashcourse calibrate` wrote for this GPU model (empty if none)."""
+    if not device or not os.path.isdir(directory):
+        return {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".toml"):
+            with open(os.path.join(directory, name), "rb") as f:
+                t = tomllib.load(f)
+            if t.get("device") == device:
+                return t
+    return {}
+
+
+def threshold_for(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> float:
+    """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput): the bar
+    calibrated for this GPU model where `flashcourse calibrate` wrote one, else the shipped one."""
     key = {"bandwidth": "min_fraction_of_copy", "throughput": "min_fraction_of_baseline"}[check]
+    if device is None:
+        from course import mode
+        device = mode.device_name() if mode.GPU else ""
+    own = calibrated(device).get(exercise_id, {})
+    if key in own:
+        return float(own[key])
     t = thresholds().get(exercise_id)
     if t is None or key not in t:
         raise KeyError(f"no {check} threshold ({key}) for {exercise_id} in thresholds.toml")

@@ -1,0 +1,115 @@
+"""`flashcourse calibrate`: speed bars for the instructor's own GPU model, next to the shipped ones.
+
+The shipped bars (autograder/thresholds.toml) are fractions of the copy bandwidth (or of PyTorch's
+TFLOP/s), measured on an H100 and an H200: such a fraction carries over between GPUs better than a GB/s
+figure, but not exactly (a smaller L2, fewer SMs, another memory system). On the grading GPU,
+`flashcourse calibrate` measures every reference kernel and every known-slow submission at the graded
+shapes on the judge's clock (`python -m kernels_ref.bench`), and writes `thresholds.d/<gpu>.toml`:
+
+    bar = min(shipped bar, reference / 1.3)      the reference keeps a 1.3x margin, as when shipped
+    if that bar does not fail the known-slow kernel: the middle between the two (still at most shipped)
+
+with every measurement written next to it. Grading on a GPU of that name uses the file's bars (the
+judge's messages say which); others keep the shipped ones. A bar is never raised above the shipped one.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from . import registry
+
+MARGIN = 1.3
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIR = os.path.join(HERE, "thresholds.d")
+
+
+def slug(device: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", device.lower()).strip("_")
+
+
+def bars(bench: dict) -> list[dict]:
+    """One entry per exercise with a speed check: the shipped bar, the measurements, the calibrated bar."""
+    shipped = registry.thresholds()
+    out = []
+    for ex in registry.all_exercises():
+        if ex.bench is None:
+            continue
+        key = "min_fraction_of_copy" if ex.bench.flops is None else "min_fraction_of_baseline"
+        at = [r for r in bench["rows"] if r.get("exercise") == ex.id and r.get("shape") == list(ex.bench.shape)
+              and "fraction" in r]
+        ref = next((r["fraction"] for r in at if r.get("variant") == "reference"), None)
+        slow = max((r["fraction"] for r in at if str(r.get("variant", "")).startswith("wrong/")), default=None)
+        ship = float(shipped.get(ex.id, {}).get(key, 0.0))
+        entry = {"exercise": ex.id, "key": key, "shipped": ship, "reference": ref, "slow": slow,
+                 "peers": {r["variant"]: r["fraction"] for r in at
+                           if r.get("variant") not in ("reference",) and not str(r["variant"]).startswith("wrong/")}}
+        if ref is None:
+            entry.update(bar=ship, why="the reference was not measured here: shipped bar kept")
+        else:
+            bar = ref / MARGIN
+            why = f"reference / {MARGIN}"
+            if slow is not None and bar <= slow:
+                bar = (slow + ref) / 2
+                why = f"middle of known-slow and reference (reference / {MARGIN} would pass the known-slow kernel)"
+            if bar >= ship:
+                bar, why = ship, "shipped bar (the measured margin allows it)"
+            entry.update(bar=round(bar, 3), why=why)
+            if slow is not None and entry["bar"] <= slow:
+                entry["warning"] = "this bar does not fail the known-slow kernel on this GPU"
+        out.append(entry)
+    return out
+
+
+def write(bench: dict, out_dir: str = DIR) -> str:
+    device = bench["device"]
+    entries = bars(bench)
+    lines = [f"# Speed bars for {device}, written by `flashcourse calibrate` on "
+             f"{datetime.date.today().isoformat()} from a run of python -m kernels_ref.bench on that GPU",
+             "# (fractions on the judge's clock; see autograder/calibrate.py for the rule).",
+             f"device = {json.dumps(device)}", ""]
+    for e in entries:
+        lines.append(f"[{json.dumps(e['exercise'])}]")
+        lines.append(f"{e['key']} = {e['bar']}")
+        meas = ", ".join(f"{k} {v:.3f}" for k, v in (("reference", e["reference"]), ("known-slow", e["slow"]))
+                         if v is not None)
+        peers = ", ".join(f"{k} {v:.3f}" for k, v in e["peers"].items())
+        lines.append(f"# {e['why']}; shipped {e['shipped']}; measured: {meas or 'nothing'}"
+                     + (f"; {peers}" if peers else ""))
+        if e.get("warning"):
+            lines.append(f"# WARNING: {e['warning']}")
+        lines.append("")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{slug(device)}.toml")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path
+
+
+def main(bench_json: str | None = None, out_dir: str = DIR) -> int:
+    if bench_json is None:
+        from course import mode
+        if not mode.GPU:
+            print("flashcourse calibrate measures the reference kernels on this machine's GPU, and it has none "
+                  "(or give --bench FILE, a python -m kernels_ref.bench --json from the grading GPU)")
+            return 2
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_json = os.path.join(tmp, "bench.json")
+            subprocess.run([sys.executable, "-m", "kernels_ref.bench", "--json", bench_json],
+                           cwd=os.path.dirname(HERE), check=True)
+            with open(bench_json) as f:
+                bench = json.load(f)
+    else:
+        with open(bench_json) as f:
+            bench = json.load(f)
+    path = write(bench, out_dir)
+    for e in bars(bench):
+        print(f"  {e['exercise']:34s} {e['shipped']:.2f} -> {e['bar']:.3f}  ({e['why']})"
+              + (f"  WARNING: {e['warning']}" if e.get("warning") else ""))
+    print(f"wrote {path}: grading on a {bench['device']} now uses these bars")
+    return 0
