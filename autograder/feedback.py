@@ -246,13 +246,19 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _when(iso) -> str:
+    """2026-11-23T17:32:28+00:00 -> 2026-11-23 17:32 UTC."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d)?(?:\+00:00|Z)", str(iso))
+    return f"{m.group(1)} {m.group(2)} UTC" if m else str(iso)
+
+
 def _status(passed: bool, not_graded: bool) -> tuple[str, str]:
     if not_graded:
         return "notgraded", "NOT GRADED"
     return ("pass", "PASSED") if passed else ("fail", "FAILED")
 
 
-def student_page(r: dict, order: list[str], layout_calls: dict) -> str:
+def student_page(r: dict, order: list[str], layout_calls: dict, extra_attention: tuple = ()) -> str:
     student, chapter = str(r.get("student")), str(r.get("chapter"))
     device = str(r.get("device") or "unknown")
     got, total = totals(r)
@@ -261,11 +267,11 @@ def student_page(r: dict, order: list[str], layout_calls: dict) -> str:
     out = [f"<h1>{_e(chapter)}: feedback for {_e(student)}</h1>"]
     gpu = (f"GPU: <b>{_e(device)}</b>" if device != "cpu" else
            "graded without a GPU: timed checks were <b>not graded</b> yet")
-    out.append(f"<p class=\"meta\">{gpu} · graded {_e(r.get('graded_at', '?'))} · "
+    out.append(f"<p class=\"meta\">{gpu} · graded {_e(_when(r.get('graded_at', '?')))} · "
                f"notebook {_e(r.get('notebook') or 'none')}</p>")
     out.append(f"<p><b>Score: {_fmt(got)} / {_fmt(total)}</b> · "
                f"{sum(1 for c in cells.values() if c.get('passed'))} of {len(cells)} test cells passed</p>")
-    attention = list(r.get("attention", []))
+    attention = list(r.get("attention", [])) + list(extra_attention)
     not_graded = [g for g, c in cells.items() if c.get("not_graded")]
     if not_graded:
         attention.append(f"{len(not_graded)} test cell(s) need a GPU and were not graded on this machine: "
@@ -343,8 +349,10 @@ def _histogram(scores: list[float], total: float, chapter: str) -> str:
     fig = Figure(figsize=(6.4, 2.8))
     ax = fig.subplots()
     top = max([total] + scores) or 1.0
-    bins = min(20, max(5, int(top) + 1))
-    ax.hist(scores, bins=bins, range=(0, top), color="#1565c0", edgecolor="white")
+    if top <= 40:  # one bar per point, centred on it
+        ax.hist(scores, bins=[k - 0.5 for k in range(int(top) + 2)], color="#1565c0", edgecolor="white")
+    else:
+        ax.hist(scores, bins=20, range=(0, top), color="#1565c0", edgecolor="white")
     ax.set_xlabel(f"points (of {total:g})")
     ax.set_ylabel("students")
     ax.set_title(_plain(f"{chapter}: scores of {len(scores)} submissions"), fontsize=10)
@@ -452,7 +460,7 @@ def _leaderboard(results: dict, label: dict, names: bool) -> str:
         entries.sort(key=lambda t: (-t[0]["fraction"], label[t[1]]))
         unit = entries[0][0]["unit"]
         out.append(f"<h3>{_e(e)} [{_e(k)}]</h3>")
-        out.append(_table(["#", "student", unit, "of roofline", "GPU"],
+        out.append(_table(["#", "student", unit, "of copy" if unit == "GB/s" else "of baseline", "GPU"],
                           [[n, label[s], f"{sp['value']:,.0f}",
                             f"{100 * sp['fraction']:.0f}%" if unit == "GB/s" else f"{sp['fraction']:.2f}x",
                             sp["device"]] for n, (sp, s) in enumerate(entries[:10], 1)]))
@@ -500,9 +508,16 @@ def feedback(course: str, chapter: str, *, results: str | None = None, out_dir: 
     os.makedirs(out_dir, exist_ok=True)
     pages = {}
     for s, r in sorted(found.items()):
-        name = safe_name(s) + ".html"
-        _write(os.path.join(out_dir, name), student_page(r, order, layout_calls))
-        pages[s] = name
+        name = safe_name(s)
+        if name + ".html" in pages.values():  # two ids that differ only in odd characters
+            name += "-" + hashlib.sha256(s.encode()).hexdigest()[:8]
+        extra = []
+        if os.path.isdir(os.path.join(course, "submitted", s, chapter)) and not classgrade.is_current(
+                course, chapter, s, r):
+            extra.append("the submission changed after it was graded: this page shows the grading of the earlier "
+                         "version")
+        _write(os.path.join(out_dir, name + ".html"), student_page(r, order, layout_calls, tuple(extra)))
+        pages[s] = name + ".html"
     index, rows = class_report(chapter, found, order, leaderboard=leaderboard, names=names, pages=pages)
     _write(os.path.join(out_dir, "index.html"), index)
     with open(os.path.join(out_dir, "class.csv.part"), "w", newline="", encoding="utf-8") as f:

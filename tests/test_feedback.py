@@ -87,7 +87,7 @@ def pages(tmp_path_factory):
             (ex_t, "bandwidth"): (False, TRITON_SLOW), (ex_c, "correctness"): (False, CUDA_WRONG),
             (ex_c, "bandwidth"): (False, "not timed: the kernel must first pass its correctness check: " + CUDA_WRONG)},
             solutions={"softmax_cuda": HOSTILE}, attention=[f"renamed notebook: {HOSTILE}.ipynb graded as {CH}.ipynb"]),
-        "linus": synthetic("linus", CH, layout, {(ex_t, "bandwidth"): (True, TRITON_MID),
+        "dave": synthetic("dave", CH, layout, {(ex_t, "bandwidth"): (True, TRITON_MID),
                                                  (ex_c, "bandwidth"): (True, CUDA_FAST)}),
     }
     for s, res in results.items():
@@ -139,6 +139,8 @@ def test_timed_checks_get_a_chart_and_the_whole_message(pages):
     assert "your kernel: 2962 GB/s; the bar (74% of copy): 2219 GB/s; reference kernel (99%)" in ada
     assert f"copy bandwidth: 2999 GB/s ({H100})" in ada
     assert "Score: 13 / 20" in grace and "your kernel: 2142 GB/s" in grace
+    assert "changed after it was graded" in _read(pages["anon"], "dave.html")  # submitted/dave is not this result
+    assert "changed after" not in ada and "graded 2026-11-23 12:00 UTC" in ada
     assert LONG_TOKEN in grace and "not timed: the kernel must first pass" in grace  # never cut
     assert "<script" not in grace.lower() and "&lt;script&gt;" in grace and "renamed notebook: &lt;script" in grace
     hopper, turing = _read(pages["ch04"], "hopper.html"), _read(pages["ch04"], "turing.html")
@@ -152,12 +154,12 @@ def test_class_report_and_leaderboard(pages):
         assert "3 submissions" in page and "data:image/png;base64," in page  # the histogram
         assert "Pass rate per exercise" in page and "Most failing checks" in page and "Slowest checks" in page
         assert "Leaderboard" in page and "ch01.softmax_triton [bandwidth]" in page
-    for s in ("ada", "grace", "linus"):
+    for s in ("ada", "grace", "dave"):
         assert s not in anon and s in named
-    labels = feedback.anonymous_labels(CH, ["ada", "grace", "linus"])
-    assert labels == feedback.anonymous_labels(CH, ["linus", "ada", "grace"])  # stable
+    labels = feedback.anonymous_labels(CH, ["ada", "grace", "dave"])
+    assert labels == feedback.anonymous_labels(CH, ["dave", "ada", "grace"])  # stable
     board = anon.split("ch01.softmax_triton [bandwidth]</h3>")[1].split("</table>")[0]
-    assert board.index(labels["ada"]) < board.index(labels["linus"]) and labels["grace"] not in board  # passing only
+    assert board.index(labels["ada"]) < board.index(labels["dave"]) and labels["grace"] not in board  # passing only
     rows = {r[0]: r for r in csv.reader(open(os.path.join(pages["anon"], "class.csv")))}
     assert rows["ada"][1:3] == ["20", "20"] and rows["grace"][1] == "13"
     assert "turing" not in _read(pages["ch04"], "index.html")
