@@ -37,6 +37,8 @@ CHECK_NAMES = {"correctness": "correctness (the visible tests)", "hidden": "hidd
                "bandwidth": "memory bandwidth (timed on the GPU)", "throughput": "throughput (timed on the GPU)",
                "memory": "memory use"}
 TIMED = ("bandwidth", "throughput")
+WORDS = {"cuda": "CUDA", "triton": "Triton", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "swiglu": "SwiGLU",
+         "fp8": "FP8", "fp16": "FP16", "bf16": "BF16", "md": "(m, d)", "vec": "vectorised"}
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 2em auto;
        max-width: 60em; padding: 0 1em; color: #1b1b1b; line-height: 1.45; }
@@ -94,8 +96,8 @@ def humanise(grade_id: str) -> str:
     if words and words[-1] in ("hidden", "bandwidth", "throughput", "memory") and len(words) > 1:
         suffix = {"hidden": " (hidden tests)", "bandwidth": " (bandwidth)", "throughput": " (throughput)",
                   "memory": " (memory)"}[words.pop()]
-    name = " ".join(w for w in words if w)
-    name = re.sub(r"\bcuda\b", "CUDA", re.sub(r"\btriton\b", "Triton", name))
+    words = [WORDS.get(w.lower(), w) for w in words if w]
+    name = " ".join(words)
     return (name[:1].upper() + name[1:] if name else str(grade_id)) + suffix
 
 
