@@ -128,18 +128,72 @@ def _own_kernel_names(ex: Exercise, ns: dict) -> set[str]:
     return names
 
 
-def audit(ex: Exercise, ns: dict, call) -> None:
-    """The grader's run of the submission may use only the submission's kernels."""
+_LAUNCHERS = ("JITFunction", "InterpretedFunction", "Autotuner", "Heuristics")
+
+
+@contextlib.contextmanager
+def counting_triton_launches(ns: dict):
+    """Count launches of the submission's own @triton.jit kernels (what `kernel[grid](...)` calls: its run
+    method, looked up at launch time) while the block runs; yields a one-element list."""
+    count, patched = [0], []
+    for v in {id(v): v for v in ns.values() if type(v).__name__ in _LAUNCHERS}.values():
+        had, bound = v.__dict__.get("run"), v.run
+
+        def run(*args, _bound=bound, **kwargs):
+            count[0] += 1
+            return _bound(*args, **kwargs)
+        try:
+            v.run = run
+            patched.append((v, had))
+        except (AttributeError, TypeError):
+            pass
+    try:
+        yield count
+    finally:
+        for v, had in patched:
+            if had is None:
+                v.__dict__.pop("run", None)
+            else:
+                v.run = had
+
+
+def audited(ex: Exercise, ns: dict, call):
+    """Run the graded call once, watched (the output graded is the one watched: code that behaves well only
+    when it is called a second time gains nothing): (its result, what the audit found or None). The call may
+    use only the submission's kernels: no PyTorch operator computes, no foreign GPU kernel runs, and a
+    Triton exercise's wrapper launches its own @triton.jit kernels."""
     ops: list[str] = []
-    with audit_torch_ops(ops):
-        call()
+    box, ran = [], None
+    with audit_torch_ops(ops), (counting_triton_launches(ns) if ex.kind == "triton"
+                                else contextlib.nullcontext([1])) as launches:
+        if mode.GPU and ex.kind in ("triton", "cuda"):
+            ran = gpu_kernels_run(lambda: box.append(call()))
+        else:
+            box.append(call())
+    try:
+        _audit_findings(ex, ns, ops, ran, launches[0])
+    except Failure as e:
+        return box[0], str(e)
+    return box[0], None
+
+
+def audit(ex: Exercise, ns: dict, call) -> None:
+    """Raise Failure if the call used anything but the submission's own kernels (see audited)."""
+    _, found = audited(ex, ns, call)
+    if found:
+        raise Failure(found)
+
+
+def _audit_findings(ex: Exercise, ns: dict, ops: list, ran, launches: int) -> None:
     if ops:
         uniq = sorted(set(ops))
         raise Failure(f"your code computed with PyTorch ({', '.join(uniq[:6])}): the exercise asks for "
                       "your own kernel to do the work; allocate and launch only")
-    if mode.GPU and ex.kind in ("triton", "cuda"):
+    if ex.kind == "triton" and not launches:
+        raise Failure("no Triton kernel of yours was launched: the wrapper must do the work by launching "
+                      "your @triton.jit kernel (kernel[grid](...))")
+    if ran is not None:
         own = _own_kernel_names(ex, ns)
-        ran = gpu_kernels_run(call)
         foreign = sorted({k for k in ran if k and not any(k.startswith(o) for o in own)})
         if foreign:
             raise Failure(f"GPU kernels that are not yours ran: {', '.join(foreign[:4])}; "
@@ -149,13 +203,17 @@ def audit(ex: Exercise, ns: dict, call) -> None:
 
 
 def precheck(ex: Exercise, ns: dict) -> None:
-    """Raise what a student should read first: a stub still in place, a name not defined."""
-    from course.cuda import DeviceFunction, _StubKernel
+    """Raise what a student should read first: a stub still in place, a name not defined, an entry of a CUDA
+    exercise that is not a kernel (or device function) compiled from CUDA source."""
+    from course.cuda import CompileFailed, CudaKernel, DeviceFunction, _StubKernel
     from course.errors import NotImplementedYet
     for name in ex.entry:
         obj = ns.get(name)
         if isinstance(obj, _StubKernel):
             raise NotImplementedYet(obj.why)
+        if ex.kind == "cuda" and name in ns and type(obj) not in (CudaKernel, DeviceFunction, CompileFailed):
+            raise Failure(f"`{name}` must be a CUDA kernel from a %%cuda cell, and it is a {type(obj).__name__}: "
+                          "this exercise grades your CUDA C++ (define it with __global__ in a %%cuda cell)")
         if isinstance(obj, DeviceFunction) and not obj.implemented:
             raise NotImplementedYet(f"CUDA device function {name} is not implemented yet (or calls one "
                                     "that is not): replace NOT_IMPLEMENTED() with your code")
@@ -168,17 +226,13 @@ def _sync() -> None:
 
 
 def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:
-    """One run on the judge's inputs: the output, its guarded buffers, and what the audit saw."""
+    """One run on the judge's inputs, watched if asked: the output, its guarded buffers, what the audit saw."""
     outs = Outputs(mode.DEVICE)
-    out = ex.run(ns, inputs, outs)
+    if do_audit:
+        out, found = audited(ex, ns, lambda: ex.run(ns, inputs, outs))
+    else:
+        out, found = ex.run(ns, inputs, outs), None
     _sync()
-    found = None
-    if do_audit:  # the same call again, output reused, so that only the submission's work is seen
-        try:
-            audit(ex, ns, lambda: ex.run(ns, inputs, _Reuse(out)))
-        except Failure as e:
-            found = str(e)
-        _sync()
     return {"out": out, "guards": outs.made, "audit": found}
 
 
@@ -230,7 +284,7 @@ def replay(graph, calls, rounds: int, gate_cycles: int = 0) -> None:
 _PREPARED: dict = {}
 
 
-def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audited: bool = True) -> dict:
+def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audit_first: bool = True) -> dict:
     """Get ready for a timed batch over several input sets (rotating buffers, together well over
     L2): one output per set (guarded), a check of the submission's work (audit), a CUDA graph of one
     round, and the runner's own estimate of the time per call (feedback, never graded)."""
@@ -245,19 +299,17 @@ def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audited: bool = T
         now = time.perf_counter()
         phases[name] = round(now - t[0], 3)
         t[0] = now
-    for inputs in input_sets:
+    found = None
+    for k, inputs in enumerate(input_sets):
         o = Outputs("cuda")
-        outs.append(ex.run(ns, inputs, o))  # through the runner's guard
+        if k == 0 and audit_first:  # the first call watched, as a graded call is (the timed ones are not)
+            out, found = audited(ex, ns, lambda: ex.run(ns, inputs, o))
+        else:
+            out = ex.run(ns, inputs, o)  # through the runner's guard
+        outs.append(out)
         made.extend(o.made)
     _sync()
     lap("first_calls")
-    found = None
-    if audited:
-        try:
-            audit(ex, ns, lambda: bare(ns, input_sets[0], _Reuse(outs[0])))
-        except Failure as e:
-            found = str(e)
-    lap("audit")
     calls = [(lambda i=i: bare(ns, input_sets[i], _Reuse(outs[i]))) for i in range(len(input_sets))]
     estimate = timing.bench(calls[0], reps=10)
     lap("estimate")

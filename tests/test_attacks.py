@@ -408,3 +408,49 @@ def test_a_sticky_cuda_error_retires_the_runner():
         assert not r.passed and "fresh one" in r.message, r.message
         assert s.proc is None
         assert s.check("ch01.safe_softmax", "correctness").passed
+
+
+# ---- what counts as the student's own kernel (issue 18) ----
+NUMPY_SOFTMAX = """
+    import numpy as _np
+    import torch as _torch
+    def _numpy_softmax(x):
+        a = x.detach().cpu().numpy()
+        e = _np.exp(a - a.max(-1, keepdims=True))
+        return _torch.from_numpy(e / e.sum(-1, keepdims=True)).to(x.device)
+"""
+
+
+def test_a_triton_exercise_done_in_plain_python_fails():
+    cheat = _cell(NUMPY_SOFTMAX + """
+    def softmax_triton(x, y):
+        y.copy_(_numpy_softmax(x))  # no kernel at all: NumPy, then an allowed copy
+    """, "softmax_triton")
+    r = runner.run_check("ch01.softmax_triton", "correctness", [GOOD, cheat])
+    assert not r.passed and "no Triton kernel of yours was launched" in r.message, r.message
+
+
+def test_a_cuda_exercise_must_be_a_kernel_from_cuda_source():
+    impostor = _cell(NUMPY_SOFTMAX + """
+    def softmax_3pass(grid, block, args, shared_mem=0):  # the launch contract, in Python
+        x, y = args[0], args[1]
+        y.copy_(_numpy_softmax(x))
+    """, "softmax_cuda")
+    r = runner.run_check("ch01.softmax_cuda", "correctness", [GOOD, impostor])
+    assert not r.passed and "must be a CUDA kernel from a %%cuda cell" in r.message, r.message
+
+
+def test_behaving_well_only_when_called_again_gains_nothing():
+    """The audit watches the graded call itself: a wrapper that falls back to NumPy on its first call of each
+    input (the one graded) and launches its kernel only when called again is caught."""
+    two_faced = _cell(NUMPY_SOFTMAX + TRITON_HEAD.replace("    import torch\n", "") + """
+    _seen = set()
+    def softmax_triton(x, y):
+        if id(x) not in _seen:
+            _seen.add(id(x))
+            y.copy_(_numpy_softmax(x))
+        else:
+            launch(x, y)
+    """, "softmax_triton")
+    r = runner.run_check("ch01.softmax_triton", "correctness", [GOOD, two_faced])
+    assert not r.passed and "no Triton kernel of yours was launched" in r.message, r.message
