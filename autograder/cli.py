@@ -9,6 +9,8 @@
                                    result files in results/CH/), then record them in the gradebook
   flashcourse collect CH           record result files (e.g. of cluster shards) in the gradebook
   flashcourse calibrate            speed bars for this GPU model (autograder/thresholds.d/GPU.toml)
+  flashcourse feedback CH [--leaderboard] [--names]
+                                   HTML feedback per student and a class report (feedback_html/CH/)
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
