@@ -319,13 +319,28 @@ def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audit_first: bool
         _poison(out)
     _sync()
     _PREPARED[ex.id] = {"calls": calls, "graph": graph, "outs": outs, "made": made}
-    return {"audit": found, "measure": {"runner_ms": estimate, "graph": graph is not None, "phases": phases}}
+    return {"audit": found, "measure": {"runner_ms": estimate, "graph": graph is not None, "phases": phases,
+                                        "persisting_l2_off": no_persisting_l2()}}
+
+
+def no_persisting_l2() -> bool:
+    """Set aside no L2 for persisting accesses (cudaLimitPersistingL2CacheSize = 0): an access-policy window
+    that the submission set on its stream, captured into the graph, would otherwise keep part of an input
+    set in L2 from one round to the next. Whether the limit is 0 now."""
+    try:
+        import cupy
+        cupy.cuda.runtime.deviceSetLimit(6, 0)  # 6: cudaLimitPersistingL2CacheSize
+        return cupy.cuda.runtime.deviceGetLimit(6) == 0
+    except Exception:  # noqa: BLE001  (a GPU without the feature, or no CuPy: nothing to reset)
+        return False
 
 
 def op_bench_go(ex: Exercise, rounds: int) -> dict:
     """The timed batch: `rounds` rounds over every input set, then wait for the GPU. The judge's
-    clock runs around this whole request."""
+    clock runs around this whole request; no Python of the submission runs between the reset of the
+    persisting-L2 limit and a replayed graph."""
     p = _PREPARED[ex.id]
+    no_persisting_l2()
     replay(p["graph"], p["calls"], rounds)
     return {}
 

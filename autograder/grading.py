@@ -295,6 +295,7 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": _device_name(), "model": b.model,
          "sets": n_sets, "rounds": rounds, "overhead": ping / max(wall, 1e-9),
          "runner_ms": measure.get("runner_ms"), "graph": bool(measure.get("graph")), "phases": phases,
+         "persisting_l2_off": measure.get("persisting_l2_off") is True,
          "runner_phases": {str(k): float(v) for k, v in (measure.get("phases") or {}).items()
                            if isinstance(v, (int, float))} if isinstance(measure.get("phases"), dict) else {}}
     MEASURED.append(m)
