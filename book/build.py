@@ -207,12 +207,18 @@ exercises and get the tests' feedback, run the notebook:
 ::::"""
 
 
-TASK_NOTE = """:::{admonition} Exercise: your code goes in this cell
+def task_note(source: str) -> str:
+    if "NOT_IMPLEMENTED();" in source:
+        stub = "each `NOT_IMPLEMENTED();` in this CUDA cell"
+    elif "NotImplementedError" in source:
+        stub = "each `raise NotImplementedError()`"
+    else:
+        stub = "the placeholder"
+    return f""":::{{admonition}} Exercise: your code goes in this cell
 :class: note fc-task
 
-In the notebook, replace the stub (`raise NotImplementedError()` in Python, `NOT_IMPLEMENTED();` in
-CUDA) with your code and run the cell; the test cells below it check your work. The book shows the
-task, not its solution.
+In the notebook, replace {stub} with your code and run the cell; the test cells below it check your
+work. The book shows the task, not its solution.
 :::"""
 
 
@@ -237,7 +243,7 @@ def prepare_notebook(chapter: str, examples: dict) -> tuple[object, dict]:
             continue
         tags = list(cell.metadata.get("tags", []))
         if meta.get("solution"):
-            cells.append(nbformat.v4.new_markdown_cell(TASK_NOTE))
+            cells.append(nbformat.v4.new_markdown_cell(task_note(cell.source)))
             tags.append("fc-exercise")
             seen["tasks"] += 1
         elif meta.get("grade"):
@@ -250,6 +256,9 @@ def prepare_notebook(chapter: str, examples: dict) -> tuple[object, dict]:
             seen["examples"].append(name)
         if names:
             tags.append("fc-gpu-example")
+            entry = examples[names[-1]]
+            alt = f"{names[-1]}: the figure this cell drew, {measured_label(entry)}"
+            cell.metadata["mystnb"] = {"image": {"alt": alt}}
         cells.append(cell)
     for n, cell in enumerate(cells):  # stable, unique ids after the inserted cells
         cell["id"] = f"{cell.get('id') or 'cell'}-{n}"[:64]

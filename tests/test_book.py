@@ -5,7 +5,7 @@ Builds the book into build/book/ (or reuses it when it is up to date with its in
 tests/test_browser.py does, with every outside host blocked (resolver rules, and a route that refuses
 any request not to the local server). Checks: every page loads with no failed request; the math is
 typeset by the site's own MathJax (every math element holds MathJax output, none an error); every
-image decodes (naturalWidth > 0); every link within the site leads to an existing page or file, and
+image decodes (naturalWidth > 0) and has alt text; every link within the site leads to an existing page or file, and
 every #fragment to an element there; the pages that crawling from index.html reaches are all the
 pages built. Also: each chapter shows its recorded GPU examples labelled with the GPU and date, its
 "Run it yourself" box, and exercise cells without solutions.
@@ -159,9 +159,11 @@ def test_book_in_browser(book, site, browser, artifacts):
             assert not math["errors"], f"{rel}: MathJax errors: {math['errors'][:5]}"
             assert math["rendered"] >= math["count"] > 0
             math_pages[rel] = math["count"]
+            page.wait_for_load_state("networkidle")  # fonts asked for by the typeset math
         images = page.evaluate(IMAGES)
         broken = [i for i in images if i["width"] <= 0]
         assert not broken, f"{rel}: images that do not decode: {broken}"
+        assert all(i["alt"].strip() for i in images), f"{rel}: images without alt text: {images}"
         found = page.evaluate(LINKS)
         ids[url] = set(found["ids"])
         for href in found["links"]:
