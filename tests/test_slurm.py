@@ -20,11 +20,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLURM_DIR = os.path.join(ROOT, "autograder", "slurm")
-pytestmark = pytest.mark.slurm
 
 
-@pytest.fixture(autouse=True)
-def _only_when_asked(request):
+def _only_when_asked(request) -> None:
     if "slurm" not in (request.config.getoption("markexpr", "") or "") and not os.environ.get("FLASHCOURSE_TEST_SLURM"):
         pytest.skip("Slurm integration test: run it with `make test-slurm` (pytest -m slurm tests/test_slurm.py)")
 
@@ -225,7 +223,8 @@ def _parse_states(out: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def slurm(tmp_path_factory):
+def slurm(request, tmp_path_factory):
+    _only_when_asked(request)
     _install_slurm()
     if os.geteuid() != 0:
         pytest.skip("a single-node Slurm with SlurmUser=root needs root")
@@ -237,6 +236,7 @@ def slurm(tmp_path_factory):
         cluster.stop()
 
 
+@pytest.mark.slurm
 def test_local_slurm_runs_a_job_array(slurm, tmp_path):
     """The cluster itself: a 2-task array, then a job that depends on it (what the grading template relies on)."""
     script = tmp_path / "dummy.sbatch"
@@ -252,8 +252,36 @@ def test_local_slurm_runs_a_job_array(slurm, tmp_path):
     assert (tmp_path / "all").read_text() == "task 0 of 2\ntask 1 of 2\n"
 
 
-# --- the grading template on that cluster ------------------------------------------------------------------
+# --- the grading template: its commands (no Slurm needed), then on that cluster ------------------------------
 CH = "ch01_softmax"
+
+
+def test_grade_sbatch_commands(tmp_path):
+    """What grade.sbatch runs in an array task (shard from the array indices, CPU or GPU mode) and for collect."""
+    os.makedirs(tmp_path / "venv" / "bin")
+    fake = tmp_path / "venv" / "bin" / "flashcourse"
+    fake.write_text('#!/bin/sh\necho "$* | mode=$FLASHCOURSE_MODE gpus=${CUDA_VISIBLE_DEVICES-unset}" > "$OUT"\n')
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    task = dict(PATH=os.environ["PATH"], OUT=str(out), CHAPTER=CH, COURSE_DIR="/c",
+                FLASHCOURSE_VENV=str(tmp_path / "venv"), SLURM_ARRAY_TASK_ID="3", SLURM_ARRAY_TASK_MIN="2",
+                SLURM_ARRAY_TASK_MAX="5", SLURM_ARRAY_TASK_COUNT="4", SLURM_CPUS_PER_TASK="6")
+    script = os.path.join(SLURM_DIR, "grade.sbatch")
+
+    def run(env, *args):
+        r = subprocess.run(["bash", script, *args], env=env, capture_output=True, text=True)
+        return r.returncode, out.read_text().strip() if r.returncode == 0 else r.stderr
+
+    grade = f"autograde {CH} --course-dir /c --shard 1/4 --results /c/results/{CH}"
+    assert run(task) == (0, f"{grade} --jobs 6 | mode=cpu gpus=")  # no GPU given: CPU mode, GPUs hidden
+    assert run(dict(task, SLURM_JOB_GPUS="1", CUDA_VISIBLE_DEVICES="0")) == (0, f"{grade} | mode=gpu gpus=0")
+    assert run(dict(task, JOBS="3", AUTOGRADE_ARGS="--force", RESULTS="/r")) == \
+        (0, f"autograde {CH} --course-dir /c --shard 1/4 --results /r --jobs 3 --force | mode=cpu gpus=")
+    assert run(task, "collect") == (0, f"collect {CH} --course-dir /c --results /c/results/{CH} | mode= gpus=unset")
+    rc, err = run(dict(task, SLURM_ARRAY_TASK_MAX="8"))  # --array=2-8:2: shards would not be I/N
+    assert rc == 2 and "contiguous" in err, err
+    rc, err = run({k: v for k, v in task.items() if not k.startswith("SLURM_")})
+    assert rc != 0 and "job array" in err, err
 
 
 def _make_class(course) -> dict[str, str]:
@@ -285,6 +313,7 @@ def _scores(course: str) -> dict[str, dict[str, float]]:
                 for s in gb.students}
 
 
+@pytest.mark.slurm
 def test_grade_a_class_with_the_job_array(slurm, tmp_path):
     """submit.sh: 2 array tasks (CPU mode, no GRES) each drain a shard, then the dependent collect job; the
     gradebook it leaves equals the one of a local `flashcourse autograde` of the same class."""
