@@ -167,13 +167,16 @@ def example_outputs(name: str, examples: dict) -> list:
     return outs
 
 
-def run_box(chapter: str, title: str) -> str:
+def run_box(chapter: str, examples: dict) -> str:
     nb = f"release/{chapter}/{chapter}.ipynb"
+    gpus = sorted({e["device"] for e in examples.values() if e.get("chapter") == chapter})
+    recorded = (f"show an example recorded on {' and '.join(gpus)}" if gpus
+                else "are shown without output (they need an NVIDIA GPU)")
     return f"""::::{{admonition}} Run it yourself
 :class: tip fc-run
 
 This page is the student notebook `{nb}`, shown without running it: exercise cells hold a stub
-(no solutions here), and the GPU measurement cells show an example recorded on an H100. To do the
+(no solutions here), and the GPU measurement cells {recorded}. To do the
 exercises and get the tests' feedback, run the notebook:
 
 - **On a laptop (CPU mode, no GPU needed).** On Linux with Python 3.11+, `make` and a C compiler:
@@ -227,7 +230,6 @@ def prepare_notebook(chapter: str, examples: dict) -> tuple[object, dict]:
     src = os.path.join(ROOT, "release", chapter, f"{chapter}.ipynb")
     nb = nbformat.read(src, as_version=4)
     cells, seen = [], {"examples": [], "tasks": 0}
-    title = ""
     for i, cell in enumerate(nb.cells):
         cell = copy.deepcopy(cell)
         meta = cell.metadata.get("nbgrader", {})
@@ -235,8 +237,7 @@ def prepare_notebook(chapter: str, examples: dict) -> tuple[object, dict]:
             cell.source = web_markdown(cell.source)
             cells.append(cell)
             if i == 0:
-                title = cell.source.splitlines()[0].lstrip("# ").strip() if cell.source else chapter
-                cells.append(nbformat.v4.new_markdown_cell(run_box(chapter, title)))
+                cells.append(nbformat.v4.new_markdown_cell(run_box(chapter, examples)))
             continue
         if cell.cell_type != "code":
             cells.append(cell)
@@ -275,7 +276,7 @@ An interactive course on GPU kernels, from the softmax formula to kernels that r
 memory: you write Triton kernels and CUDA C++ kernels, and the course's tests check them for
 correctness and, on an NVIDIA GPU, for bandwidth (or TFLOP/s).
 
-This site is the **self-study edition**: the five chapter notebooks as students get them, rendered
+This site is the **self-study edition**: the chapter notebooks as students get them, rendered
 for reading. It shows
 
 - the text, the derivations and the diagrams of each chapter;
@@ -297,6 +298,18 @@ glossary
 """
 
 
+def _mathjax_unused(folder: str, names: list[str]) -> list[str]:
+    """What the site's MathJax never loads: other languages' messages, the SVG output's fonts (its code is not
+    in the package), package clutter."""
+    rel = folder.replace(os.sep, "/")
+    out = [n for n in names if n in ("__pycache__", "tests") or n.endswith(".md")]
+    if rel.endswith("/localization"):
+        out += [n for n in names if n != "en"]
+    if rel.endswith("/jax/output"):
+        out += [n for n in names if n == "SVG"]
+    return out
+
+
 def prepare_sources() -> dict:
     import nbformat
     with open(os.path.join(FIGURES, "figures.json")) as f:
@@ -307,8 +320,7 @@ def prepare_sources() -> dict:
     shutil.copytree(os.path.join(HERE, "_static"), os.path.join(SRC, "_static"))
     import jupyter_server_mathjax
     mathjax = os.path.join(os.path.dirname(jupyter_server_mathjax.__file__), "static")
-    shutil.copytree(mathjax, os.path.join(SRC, "_static", "mathjax"),
-                    ignore=shutil.ignore_patterns("*.md", "__pycache__"))
+    shutil.copytree(mathjax, os.path.join(SRC, "_static", "mathjax"), ignore=_mathjax_unused)
     os.makedirs(os.path.join(SRC, "diagrams"))
     for name in os.listdir(DIAGRAMS):
         if name.endswith(".png"):
