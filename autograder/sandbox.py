@@ -90,6 +90,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32,
 MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE = 1024, 2048, 16384, 1 << 18
 MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 1, 24, 38, 47, 4
+PR_SET_DUMPABLE = 4
 _LIBC = []
 
 
@@ -343,6 +344,10 @@ def drop_capabilities(uid: int = 0) -> None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # the kernel clears the permitted and effective sets
+        # a change of credentials makes the process non-dumpable, and its /proc/self files root's: give them
+        # back to it (the runner resets its own peak memory through /proc/self/clear_refs); core dumps stay
+        # off (RLIMIT_CORE 0), and no other process of this user is in its PID namespace to attach
+        prctl(PR_SET_DUMPABLE, 1)
     START_UID[0] = os.getuid()
 
     class Header(ctypes.Structure):
