@@ -12,7 +12,7 @@ TORCH_ARGS  := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url 
 # lab/serve.sh binds 127.0.0.1 and adds --allow-root as root by itself, unless given other values here.
 LAB_ARGS    ?= $(if $(filter 0,$(shell id -u)),--allow-root) --ip=127.0.0.1
 
-.PHONY: lab formgrader test test-browser install gpu-test clean
+.PHONY: lab formgrader test test-browser test-book book install gpu-test clean
 
 install: $(STAMP)
 
@@ -38,6 +38,15 @@ test: $(STAMP)
 # A student in a real browser (Debian chromium + Playwright) against `make lab`'s server; also in `make test`.
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest -q -ra tests/test_browser.py
+
+# The self-study edition: every chapter as a static site in build/book/ (nothing executed; GPU outputs are the
+# recorded examples in course/figures/). Installs pyproject's `book` extra into .venv on first use.
+book: $(STAMP)
+	$(BIN)/python book/build.py
+
+# The book in a real browser (Debian chromium + Playwright, outside hosts blocked); also in `make test`.
+test-book: $(STAMP)
+	$(BIN)/python -m pytest -q -ra tests/test_book.py
 
 # On a machine with an NVIDIA GPU: the same tests, bandwidth and CUDA included.
 gpu-test: $(STAMP)
