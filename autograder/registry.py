@@ -30,9 +30,11 @@ def _load() -> None:
     with _LOCK:
         if not _LOADED.is_set():
             from .exercises import (
-                ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention, ch05_fused_norms)
+                ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention, ch05_fused_norms,
+                ch06_low_precision)
+            # each chapter exports its exercises; none registers itself
             for chapter in (ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention,
-                            ch05_fused_norms):  # each chapter exports its exercises; none registers itself
+                            ch05_fused_norms, ch06_low_precision):
                 _add(chapter.EXERCISES)
             _LOADED.set()
 

@@ -12,7 +12,7 @@ WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.t
            "autograder.registry", "autograder.exercise", "autograder.exercises.ch01_softmax",
            "autograder.exercises.ch02_reductions", "autograder.exercises.ch03_online_softmax",
            "autograder.exercises.ch04_flash_attention",
-           "autograder.exercises.ch05_fused_norms", "tracemalloc",
+           "autograder.exercises.ch05_fused_norms", "autograder.exercises.ch06_low_precision", "tracemalloc",
            "autograder.submission", "autograder.worker", "autograder.execute", "autograder.wire", "json")
 
 

@@ -12,7 +12,8 @@ import urllib.request
 import pytest
 
 CH01 = "release/ch01_softmax/ch01_softmax.ipynb"
-CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms"]
+CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
+            "ch06_low_precision"]
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                       "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:menu"]
 
