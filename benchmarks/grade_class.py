@@ -1,0 +1,88 @@
+"""How fast a class is graded: a synthetic class, graded end to end as `flashcourse autograde` does.
+
+    python benchmarks/grade_class.py CH --students N [--jobs J] [--mix blank|all] [--json OUT]
+
+The class: N students cycling through the chapter's solution notebook, its blank release and, with
+`--mix all`, every known-wrong, attack and variant submission (autograder/submissions/CH). Prints the
+seconds of grading (parallel) and of collecting (nbgrader's autograde replaying the results into the
+gradebook), the gradebook's rows, and whether each student got exactly the points expected (the
+solution full marks where the checks run here, blank zero, a known-wrong submission all but what it
+must lose).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import nbformat  # noqa: E402
+
+from autograder import classgrade, nbtext  # noqa: E402
+from autograder.nbgrader_run import _course_copy, _nbgrader  # noqa: E402
+from autograder.submissions import for_chapter  # noqa: E402
+from autograder.validate import _grade_cells, _runs_here, _scores  # noqa: E402
+
+
+def main(argv=None) -> int:
+    from course import mode
+    ap = argparse.ArgumentParser()
+    ap.add_argument("chapter")
+    ap.add_argument("--students", type=int, default=8)
+    ap.add_argument("--jobs", type=int)
+    ap.add_argument("--mix", choices=("blank", "all"), default="blank")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    ch = nbtext.chapters()[[c.startswith(a.chapter) for c in nbtext.chapters()].index(True)]
+    source = nbformat.read(nbtext.notebook_path(ch), 4)
+    grades = _grade_cells(source)
+    tmp = tempfile.mkdtemp(prefix=f"class-{ch}-")
+    try:
+        _course_copy(tmp, ch)
+        _nbgrader(["generate_assignment", ch, "--force"], tmp)
+        blank = nbformat.read(os.path.join(tmp, "release", ch, f"{ch}.ipynb"), 4)
+        kinds = [("blank", blank, set(grades))]
+        if a.mix == "all":
+            kinds.insert(0, ("solution", source, set()))
+            for w in for_chapter(ch):
+                nb = nbformat.from_dict(json.loads(json.dumps(source)))
+                cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == w.cell)
+                cell.source = w.apply(cell.source)
+                kinds.append((w.name, nb, set(w.loses)))
+        want = {}
+        for k in range(a.students):
+            name, nb, lost = kinds[k % len(kinds)]
+            student = f"s{k:03d}-{name}"[:60]
+            d = os.path.join(tmp, "submitted", student, ch)
+            os.makedirs(d)
+            nbformat.write(nb, os.path.join(d, f"{ch}.ipynb"))
+            want[student] = {g: 0.0 if g in lost or not all(_runs_here(e, c) for e, c in grades[g]["calls"])
+                             else grades[g]["points"] for g in grades}
+        t0 = time.perf_counter()
+        classgrade.grade_class(tmp, ch, jobs=a.jobs)
+        t1 = time.perf_counter()
+        classgrade.collect(tmp, ch, out=io.StringIO())
+        t2 = time.perf_counter()
+        got = _scores(tmp, ch)
+        wrong = sorted(s for s in want if got.get(s) != want[s])
+        out = {"chapter": ch, "mode": mode.MODE, "device": mode.device_name(), "cpus": os.cpu_count(),
+               "students": a.students, "mix": a.mix, "jobs": a.jobs, "grade_s": round(t1 - t0, 1),
+               "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
+               "unexpected": wrong}
+        print(json.dumps(out, indent=1))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(out, f, indent=1)
+        return 1 if wrong or len(got) != a.students else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
