@@ -535,6 +535,20 @@ def _rmsnorm_vec():
         assert torch.allclose(y.double(), ref, rtol=1e-2, atol=1e-2)
 
 
+def _softmax_int8():
+    import numpy as np
+
+    from kernels_ref.ch06_low_precision.softmax_int8 import softmax_int8
+    mod = _compile_with("ch06_low_precision/softmax_int8.cu")
+    rng = np.random.default_rng(0)
+    for rows, cols in [(3, 1), (4, 100), (2, 1000)]:
+        x = rng.integers(-128, 128, size=(rows, cols)).astype(np.int8)
+        multiplier, shift = 1 << 30, 25  # an input scale of 2^-3
+        y = torch.zeros(rows, cols, dtype=torch.int8)
+        mod.softmax_int8_cuda(rows, 256, (torch.from_numpy(x), y, rows, cols, multiplier, shift))
+        assert np.array_equal(y.numpy(), softmax_int8(x, multiplier, shift))
+
+
 REFERENCE_KERNELS = {
     "ch01_softmax/softmax_3pass.cu": _softmax_3pass,
     "ch02_reductions/warp_reduce.cu": _warp_reduce,
@@ -546,6 +560,7 @@ REFERENCE_KERNELS = {
     "ch04_flash_attention/flash_attention_warp.cu": _flash_attention_warp,
     "ch05_fused_norms/layernorm_welford.cu": _layernorm_welford,
     "ch05_fused_norms/rmsnorm_vec.cu": _rmsnorm_vec,
+    "ch06_low_precision/softmax_int8.cu": _softmax_int8,
 }
 
 
