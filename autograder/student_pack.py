@@ -224,6 +224,29 @@ def strip_hidden(source: str, blank_solutions: bool = True) -> tuple[str, int]:
     return text, removed
 
 
+ANSWER_KEY = "_answer_key"  # exercise-module functions named so build a reference that IS the answer
+NOT_IN_PACK = ("not checked in the student pack: this exercise is graded bit-exactly against an answer key "
+               "that would give the answer away; your instructor's grading checks it (the chapter's own cells "
+               "compare your output with float64 to check yourself)")
+
+
+def strip_answer_keys(source: str) -> tuple[str, int]:
+    """Replace the body of every top-level function whose name starts with `_answer_key` (a factory of an
+    exercise's bit-exact reference, which would be its solution) by one that returns a reference failing
+    with NOT_IN_PACK. Returns the new source and how many were replaced."""
+    lines = source.split("\n")
+    keys = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name.startswith(ANSWER_KEY)]
+    for node in sorted(keys, key=lambda n: n.lineno, reverse=True):
+        first = node.body[0].lineno - 1
+        stub = ["    def reference(inputs):",
+                "        from autograder.execute import Failure",
+                f"        raise Failure({NOT_IN_PACK!r})",
+                "",
+                "    return reference"]
+        lines[first:node.end_lineno] = stub
+    return "\n".join(lines), len(keys)
+
+
 # ---------------------------------------------------------------- what must not ship
 
 def solution_lines(min_len: int = 24) -> set[str]:
@@ -644,6 +667,7 @@ def assemble(dest: str) -> dict:
         text = open(os.path.join(ROOT, rel), encoding="utf-8").read()
         if mod.startswith("autograder.exercises."):
             text, n = strip_hidden(text)
+            text, _ = strip_answer_keys(text)
             removed[rel] = n
             text = _header(sha, "#") + "# Student copy: the visible cases only.\n" + text
         _copy(rel, dest, text)

@@ -262,3 +262,23 @@ def test_selfcheck(pack):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "✓ Safe softmax in NumPy [correctness]" in r.stdout and "self-check passed" in r.stdout
     assert len(re.findall(r"^ok: release/", r.stdout, re.M)) == len(student_pack.chapters())
+
+
+def test_answer_keys_do_not_ship():
+    """A bit-exact exercise's reference is its answer (ch06's integer softmax): the pack replaces its factory by
+    one whose reference says the check runs when the instructor grades."""
+    import ast
+    import os
+
+    from autograder import student_pack
+    path = os.path.join(student_pack.ROOT, "autograder", "exercises", "ch06_low_precision.py")
+    text, n = student_pack.strip_answer_keys(open(path, encoding="utf-8").read())
+    assert n == 1 and student_pack.NOT_IN_PACK in text and "EXP_NEG_QUARTERS):" not in text
+    fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "_answer_key_reference")
+    ns: dict = {"NEWTON_STEPS": 3}
+    exec(compile(ast.get_source_segment(text, fn) + "\nreference = _answer_key_reference()\n", path, "exec"), ns)
+    try:
+        ns["reference"]({"x": None})
+        raise AssertionError("the pack's reference must not compute")
+    except Exception as e:  # noqa: BLE001
+        assert "not checked in the student pack" in str(e)

@@ -74,9 +74,10 @@ def _rshift_round(v, n):
     return (v + (np.int64(1) << np.int64(n - 1))) >> np.int64(n)
 
 
-def _integer_reference(newton_steps: int = NEWTON_STEPS):
+def _answer_key_reference(newton_steps: int = NEWTON_STEPS):
     """The chapter's algorithm, built as a closure: once the runner drops `reference` (worker scrub),
-    nothing left in this module computes it (the factory itself is deleted below)."""
+    nothing left in this module computes it (the factory itself is deleted below). It is the answer to
+    the exercises, so the student pack replaces it (autograder.student_pack.strip_answer_keys)."""
     rshift = _rshift_round
 
     def mul(a, b):
@@ -119,8 +120,8 @@ def _integer_reference(newton_steps: int = NEWTON_STEPS):
     return reference
 
 
-reference = _integer_reference()
-del _integer_reference
+reference = _answer_key_reference()
+del _answer_key_reference
 
 
 def _as_numpy(x):
