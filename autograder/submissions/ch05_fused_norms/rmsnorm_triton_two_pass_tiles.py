@@ -1,4 +1,6 @@
-"""Legitimate variant: another tiling, two passes over 1024-wide tiles (sum of squares, then write)."""
+"""Correct but slow: two passes over 1024-wide tiles (sum of squares, then write), so x is read twice. Added
+as a legitimate variant; on an NVIDIA H100 (2026-11-23, judge's clock) it ran at 67% of copy against the
+72% bar, so it is a known-slow submission: it loses only the bandwidth cell."""
 EXERCISE = "ch05.rmsnorm_triton"
 CELL = "rmsnorm_triton"
 PATCH = [("""    c = tl.arange(0, BLOCK)
@@ -21,4 +23,4 @@ PATCH = [("""    c = tl.arange(0, BLOCK)
         tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)
 """), ("    BLOCK = triton.next_power_of_2(cols)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel",
        "    BLOCK = min(triton.next_power_of_2(cols), 1024)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel")]
-LOSES = []
+LOSES = ["test_rmsnorm_triton_bandwidth"]
