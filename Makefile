@@ -12,7 +12,7 @@ TORCH_ARGS  := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url 
 # lab/serve.sh binds 127.0.0.1 and adds --allow-root as root by itself, unless given other values here.
 LAB_ARGS    ?= $(if $(filter 0,$(shell id -u)),--allow-root) --ip=127.0.0.1
 
-.PHONY: lab formgrader test test-browser test-book book install gpu-test clean
+.PHONY: lab formgrader test test-browser test-book test-slurm book install gpu-test clean
 
 install: $(STAMP)
 
@@ -47,6 +47,11 @@ book: $(STAMP)
 # The book in a real browser (Debian chromium + Playwright, outside hosts blocked); also in `make test`.
 test-book: $(STAMP)
 	$(BIN)/python -m pytest -q -ra tests/test_book.py
+
+# A class graded as a 2-task Slurm job array on a single-node Slurm on localhost (installs slurm-wlm and
+# munge with apt if missing; its own daemons in a temporary directory). Also run by CI after `make test`.
+test-slurm: $(STAMP)
+	$(BIN)/python -m pytest -q -ra -m slurm tests/test_slurm.py
 
 # On a machine with an NVIDIA GPU: the same tests, bandwidth and CUDA included.
 gpu-test: $(STAMP)
