@@ -317,7 +317,8 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
                                                            read_result(os.path.join(results, f"{s}.json")))]
     gpus = visible_gpus()
     if jobs is None:
-        jobs = 2 * len(gpus) if gpus else (os.cpu_count() or 1)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        jobs = 2 * len(gpus) if gpus else cores  # the cores this process may use (Slurm's binding included)
     jobs = max(1, min(jobs, len(todo) or 1))
     where = ", ".join("GPU " + g for g in gpus) if gpus else "CPU (no GPU: timed checks are not graded)"
     print(f"flashcourse: {chapter}: {len(mine)} submissions{f' in shard {shard_spec}' if shard_spec else ''}, "
@@ -350,6 +351,9 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
             print(f"  [{k}/{len(todo)}] {s}: {b['got']:g}/{b['total']:g} in {b['seconds']:.1f} s"
                   f"{' (needs attention)' if b['attention'] else ''} | done {k - failed}, failed {failed}, "
                   f"left {len(todo) - k}, ETA {eta:.0f} s", file=out, flush=True)
+    if failed:
+        print(f"flashcourse: {failed} submission(s) NOT graded (a worker failed): run again to retry them",
+              file=out, flush=True)
     return results, briefs
 
 

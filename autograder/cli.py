@@ -104,9 +104,13 @@ def cmd_autograde(chapter: str, course_dir: str | None = None, *, jobs: int | No
                          "which checks run")
     results, briefs = classgrade.grade_class(root, chapter, jobs=jobs, shard_spec=shard_spec, results=results,
                                              force=force)
-    if shard_spec:
-        print(f"shard {shard_spec}: results in {results}; record them with `flashcourse collect {chapter}`")
-        return 0
+    if shard_spec:  # exit 1 only if this shard could not grade everything (a bad notebook is graded: 0)
+        mine = classgrade.shard(classgrade.students(root, chapter), shard_spec)
+        left = [s for s in mine if not classgrade.is_current(
+            root, chapter, s, classgrade.read_result(os.path.join(results, f"{s}.json")))]
+        print(f"shard {shard_spec}: results in {results}; record them with `flashcourse collect {chapter}`"
+              + (f"; {len(left)} not graded: {', '.join(left[:10])}" if left else ""))
+        return 1 if left else 0
     return classgrade.collect(root, chapter, results)
 
 
