@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
-#   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH] | all
+#   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
+#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -25,7 +26,9 @@ for step in "$@"; do
                   | grep -E "^BAD|bandwidth|throughput|as expected" ;;&
     validate|all) PATH=$PATH python3 -m autograder.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
     grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
-                   | tee -a "$OUT/grading.log" | tail -20 ;;
+                   | tee -a "$OUT/grading.log" | tail -20 ;;&
+    class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all \
+                 --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -20 ;;
   esac
   echo "== step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.txt"
 done
