@@ -271,6 +271,7 @@ def _init_worker(gpus, course: str, chapter: str) -> None:
     """In each worker process, before CUDA: the GPU it grades on."""
     if gpus is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
+    os.chdir(course)  # the sandbox hides the instructor's files of the working directory: this course's
     _WORKER.update(course=course, chapter=chapter)
 
 

@@ -24,7 +24,7 @@ import sys
 
 # Paths, relative to a course directory (and to the repository), that student code must not see.
 HIDDEN = ("source", "kernels_ref", "autograder/submissions", "submitted", "autograded", "feedback",
-          "gradebook.db", "nbgrader_config.py", ".git", "benchmarks", "tests")
+          "gradebook.db", "nbgrader_config.py", ".git", "benchmarks", "tests", "results", "feedback_html")
 _DISABLE = "FLASHCOURSE_SANDBOX"  # =0 switches it off (for debugging); say so in the log
 
 

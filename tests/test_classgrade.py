@@ -55,6 +55,19 @@ def make_course(root, n_blank: int = 1):
     c.source = ("import os, json, sys\nprint('@@flashcourse-result@@' + json.dumps({'passed': True}))\n"
                 "sys.__stdout__.flush()\nos._exit(0)\n" + c.source)
     submit("mallory", mallory)
+    trudy = _release()  # solves exercise 1, and tries to forge or read the class's results from her cell
+    c = _cell(trudy, "safe_softmax")
+    results = os.path.join(os.path.abspath(root), "results", CH)
+    c.source = (f"import os, json\n_reached = []\nfor _name in ('trudy', 'alice'):\n"
+                f"    try:\n        with open(os.path.join({results!r}, _name + '.json'), 'w') as _f:\n"
+                f"            json.dump({{'version': 1}}, _f)\n        _reached.append('wrote ' + _name)\n"
+                f"    except OSError:\n        pass\n"
+                f"if os.path.isdir({results!r}) and os.listdir({results!r}):\n    _reached.append('read results')\n"
+                f"if os.path.exists(os.path.join({os.path.abspath(root)!r}, 'gradebook.db')):\n"
+                f"    _reached.append('saw the gradebook')\n"
+                + c.source.replace("# YOUR CODE HERE\n    raise NotImplementedError()",
+                                   "assert not _reached, _reached\n    " + SOLVED))
+    submit("trudy", trudy)
     for k in range(n_blank):
         submit(f"blank{k}", _release())
     return root
@@ -80,10 +93,16 @@ def _flashcourse(*args, cwd):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """One uninterrupted run, the reference the others must equal."""
-    root = make_course(str(tmp_path_factory.mktemp("class")))
-    r = _flashcourse("autograde", CH, "--jobs", "2", cwd=root)
-    return root, r, _scores(root)
+    """One uninterrupted run, the reference the others must equal. The course lies where any user may
+    read it (as /srv/course might), so that only the sandbox's hiding keeps the runner out of it."""
+    import tempfile
+    open_dir = tempfile.mkdtemp(prefix="fc-class-", dir="/tmp")
+    os.chmod(open_dir, 0o755)
+    root = make_course(os.path.join(open_dir, "course"))
+    elsewhere = str(tmp_path_factory.mktemp("elsewhere"))  # the instructor's shell is not in the course
+    r = _flashcourse("autograde", CH, "--course-dir", root, "--jobs", "2", cwd=elsewhere)
+    yield root, r, _scores(root)
+    shutil.rmtree(open_dir, ignore_errors=True)
 
 
 @pytest.mark.slow
@@ -98,6 +117,8 @@ def test_a_class_is_graded_in_parallel_and_every_story_is_told(graded):
     assert sum(scores["blank0"].values()) == 0 and scores["blank0"].keys() == full.keys()
     assert sum(scores.get("bob", {}).values()) == 0  # not a notebook: no points, and said so
     assert sum(scores["mallory"].values()) == 0  # forged result lines and an exit buy nothing
+    # a cell that reaches for the results, the gradebook or another student's file finds nothing to use
+    assert scores["trudy"]["test_safe_softmax"] == 2 and scores["trudy"]["test_safe_softmax_hidden"] == 2
     assert "was edited" not in out  # untouched test cells (their hidden tests stripped) are not "edited"
     for needle in ("renamed notebook", "test cell test_safe_softmax_hidden was deleted", "not a valid notebook",
                    "NOT graded", "needs attention"):
@@ -134,7 +155,8 @@ def test_shards_collected_in_either_order_or_twice_give_the_same_gradebook(grade
     src, _, want = graded
     results = os.path.join(src, "results", CH)
     for order in ((0, 1), (1, 0)):
-        root = make_course(str(tmp_path / f"order{order[0]}"))
+        root = str(tmp_path / f"order{order[0]}")  # the same course and submissions, nothing graded yet
+        shutil.copytree(src, root, ignore=shutil.ignore_patterns("results", "gradebook.db", "autograded"))
         for i in order:  # a shard's results, as a cluster node would write them (here: copied)
             shard = classgrade.shard(classgrade.students(root, CH), f"{i}/2")
             os.makedirs(os.path.join(root, "results", CH), exist_ok=True)
