@@ -90,6 +90,10 @@ def main(argv: list[str]) -> int:
                               f"{c['seconds']:.1f} s: {c['message'][:240]}", flush=True)
                         if c.get("phases"):
                             print(f"      judge {c['phases']} runner {c.get('runner_phases')}", flush=True)
+    from .runner import _Lending
+    out["gpu_buffers"] = "files" if not mode.GPU else f"files ({_Lending.broken})" if _Lending.broken \
+        else "lent by CUDA IPC"
+    print(f"GPU buffers: {out['gpu_buffers']}", flush=True)
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:

@@ -26,8 +26,12 @@ class Failure(AssertionError):
     pass
 
 
+ARENA: list = [None]  # a gpushare.Arena the judge lent for this request's outputs (GPU), or None
+
+
 class Outputs:
-    """Factory for poisoned, guarded output tensors."""
+    """Factory for poisoned, guarded output tensors (on a GPU carved from the judge's lent arena while it
+    has room, so that the judge reads them without a copy through host memory)."""
 
     def __init__(self, device: str):
         self.device = device
@@ -38,7 +42,13 @@ class Outputs:
         n = int(np.prod(shape))
         with _grader_ops():  # as stored in dtype (1234.5 is 1232 in bf16; fp8 e4m3 tops out at 448: 224)
             canary = torch.tensor(min(CANARY, float(torch.finfo(dtype).max) / 2), dtype=dtype).float().item()
-            buf = torch.full((n + 2 * GUARD,), canary, dtype=dtype, device=self.device)
+            arena = ARENA[0] if self.device != "cpu" else None
+            buf = arena.take((n + 2 * GUARD) * torch.empty((), dtype=dtype).element_size(), dtype) \
+                if arena is not None else None
+            if buf is None:
+                buf = torch.full((n + 2 * GUARD,), canary, dtype=dtype, device=self.device)
+            else:
+                buf.fill_(canary)
             out = buf[GUARD:GUARD + n].view(shape)
             out.fill_(float("nan"))
         self.made.append((buf, n, canary))

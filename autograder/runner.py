@@ -269,6 +269,19 @@ class _Zygote:
             return None
 
 
+class _Lending:
+    """Why this judge could not lend GPU buffers by CUDA IPC (autograder.gpushare) to some runner, said once:
+    that runner's session sends files from then on."""
+    broken: str | None = None
+
+    @classmethod
+    def say(cls, why: str) -> None:
+        if cls.broken is None:
+            cls.broken = why
+            print(f"flashcourse: GPU buffers go to runners through host memory and files (slower): CUDA IPC "
+                  f"failed here: {why}", file=sys.stderr, flush=True)
+
+
 class _Process:
     def __init__(self):
         self.dir = _scratch()
@@ -290,6 +303,8 @@ class _Process:
             os.close(req_r)
             os.close(rep_w)
         self.req, self.rep = req_w, rep_r
+        self.pool = None  # GPU buffers lent to this runner (gpushare.Pool), freed once it is gone
+        self.arena = None  # (uint8 tensor, size) of the output arena lent with the last run/bench_prepare
 
     def send(self, msg: dict) -> None:
         try:
@@ -339,6 +354,9 @@ class _Process:
                 pass
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.pool is not None:  # its process is gone: nothing maps these buffers any more
+            self.pool.free()
+            self.pool, self.arena = None, None
 
     def clear(self) -> None:
         for name in os.listdir(self.dir):
@@ -360,6 +378,7 @@ class Session:
         self.timed_out: dict[str, str] = {}  # exercise -> the check that ran out of time
         self.n = 0
         self.sent = 0  # bytes of the largest inputs sent (an answer's buffers are capped from it)
+        self.no_lending = False  # True once lending GPU buffers to this session's runner failed: files
 
     # -- the runner's life --
     def _start(self) -> None:
@@ -421,20 +440,66 @@ class Session:
         self.close()
 
     # -- what the judge asks --
+    def _lender(self, p: _Process, op: str):
+        """Lend GPU buffers for this request's inputs (and, for run and bench_prepare, an output arena), or
+        None where this judge sends them as files."""
+        if not (mode.GPU and op in ("run", "bench_prepare", "memory")) or self.no_lending:
+            return None
+        from . import gpushare
+        if p.pool is None:
+            p.pool = gpushare.Pool()
+        p.pool.done()  # the runner has answered every earlier request: their buffers may serve this one
+        p.arena = None
+        sizes = []
+        import torch
+
+        def lend(t):
+            handle, block = p.pool.lend(t.numel() * t.element_size())
+            raw = t.detach().contiguous().view(-1).view(torch.uint8)
+            block[:raw.numel()].copy_(raw)
+            sizes.append(raw.numel())
+            return {"lent": handle, "size": int(block.numel())}
+        return lend, sizes
+
     def request(self, op: str, ex, inputs, deadline: float, **extra) -> dict:
         p = self.proc
         self.n += 1
         if op not in ("bench_go", "ping"):
             p.clear()
         msg = {"op": op, "exercise": ex.id if ex is not None else "", "n": self.n, **extra}
+        lending = None
         if inputs is not None:
-            msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_")
+            try:
+                lending = self._lender(p, op)
+                if lending is not None:
+                    msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_", lend=lending[0])
+                    if op != "memory":  # outputs of a memory check stay the runner's own: their bytes are counted
+                        handle, block = p.pool.lend(max(32 << 20, 2 * sum(lending[1]) + (16 << 20)))
+                        msg["arena"] = {"lent": handle, "size": int(block.numel())}
+                        p.arena = (block, [])
+                    import torch
+                    torch.cuda.synchronize()  # the runner's process reads them: the copies must be done
+            except wire.WireError:
+                raise
+            except Exception as e:  # noqa: BLE001  (no CuPy, no IPC here: files, as on CPU)
+                _Lending.say(f"{type(e).__name__}: {e}")
+                self.no_lending = True
+                lending, p.arena = None, None
+            if lending is None:
+                msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_")
             self.sent = max(self.sent, wire.nbytes(msg["inputs"]))
+        if p.arena is not None:  # buffers in the arena are claimed afresh by each answer
+            p.arena = (p.arena[0], [])
         p.send(msg)
         try:
             reply = p.receive(deadline - time.monotonic())
         except TimeoutError:
             raise TimeoutError from None
+        if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
+            # the runner could not map what was lent: say so, and send this and every later request as files
+            _Lending.say(str(reply.get("message", ""))[:300])
+            self.no_lending, p.arena = True, None
+            return self.request(op, ex, inputs, deadline, **extra)
         if not reply.get("ok"):
             message = str(reply.get("message", ""))[:8000]
             raise RunnerFailed(str(reply.get("kind", "raised")), message,
@@ -449,7 +514,8 @@ class Session:
         for g in guards:
             if not (isinstance(g, dict) and isinstance(g.get("n"), int) and isinstance(g.get("canary"), (int, float))):
                 raise RunnerGone("the grader's process sent a malformed guard description")
-            out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE, budget), g["n"], float(g["canary"])))
+            out["guards"].append((wire.decode(g.get("buf"), p.dir, mode.DEVICE, budget, arena=p.arena),
+                                  g["n"], float(g["canary"])))
         if "out" in reply:  # outputs may be the middles of those guarded buffers, named by index
             from .execute import GUARD
             out["out"] = wire.decode(reply.get("out"), p.dir, mode.DEVICE, budget,

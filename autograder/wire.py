@@ -28,9 +28,10 @@ class WireError(ValueError):
     """A message or buffer that does not follow the schema."""
 
 
-def encode(value, directory: str, prefix: str, known=None) -> object:
+def encode(value, directory: str, prefix: str, known=None, lend=None) -> object:
     """A JSON-safe tree for `value`; tensors and arrays go to raw files in `directory`, except where
-    known(v) gives an entry for it (a view of a buffer already sent: {"guarded": j, ...})."""
+    known(v) gives an entry for it (a view of a buffer already sent: {"guarded": j, ...}) or, for a GPU
+    tensor, lend(t) does (a copy in a GPU buffer lent by CUDA IPC: {"lent": handle, ...}, see gpushare)."""
     counter = [0]
 
     def enc(v):
@@ -56,6 +57,11 @@ def encode(value, directory: str, prefix: str, known=None) -> object:
             return {"buf": name, "lib": "numpy", "dtype": str(a.dtype), "shape": list(a.shape)}
         import torch
         if isinstance(v, torch.Tensor):
+            if lend is not None and v.is_cuda and v.numel():
+                dtype = str(v.dtype).removeprefix("torch.")
+                if dtype not in _TORCH_DTYPES:
+                    raise WireError(f"a tensor of dtype {dtype} cannot be graded")
+                return {**lend(v), "lib": "torch", "dtype": dtype, "shape": list(v.shape)}
             t = v.detach().contiguous().cpu()
             dtype = str(t.dtype).removeprefix("torch.")
             if dtype not in _TORCH_DTYPES:
@@ -110,7 +116,7 @@ def _read_regular(path: str, limit: int) -> np.ndarray:
 def nbytes(tree) -> int:
     """The bytes of every buffer a tree (as `encode` made it) names."""
     if isinstance(tree, dict):
-        if "buf" in tree:
+        if "buf" in tree or "lent" in tree:
             n = int(np.prod(tree.get("shape") or [1]))
             dtype = str(tree.get("dtype"))
             return n * (2 if dtype == "bfloat16" else 1 if dtype.startswith("float8") else np.dtype(dtype).itemsize)
@@ -120,11 +126,16 @@ def nbytes(tree) -> int:
     return 0
 
 
-def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None = None, guarded=None):
+def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None = None, guarded=None,
+           arena=None, lent_ok: bool = False):
     """The value a tree stands for; tensors land on `device`. Each buffer file may be named once, and all the
     buffers of a message together may hold at most budget[0] bytes (what is left is written back): a runner
     cannot make the judge read more than it expects. `guarded`: (tensor, n, margin) triples that a
-    {"guarded": j, "shape": [...]} entry stands for the middle of (elements margin to margin + n)."""
+    {"guarded": j, "shape": [...]} entry stands for the middle of (elements margin to margin + n).
+    `arena`: (the judge's uint8 tensor over the output arena it lent for this request, a list of the spans
+    taken so far); an {"arena": offset, ...} entry is copied out of it (at once, into the judge's own
+    memory), no two such entries overlapping. {"lent": handle, ...} entries are mapped by autograder.gpushare
+    only where lent_ok (a runner decoding its inputs): the judge never maps anything a runner names."""
     seen: set[str] = set()
     budget = [MAX_BUFFER] if budget is None else budget
 
@@ -148,6 +159,13 @@ def decode(tree, directory: str, device: str = "cpu", budget: list[int] | None =
                 raise WireError(f"buffer {v.get('buf')!r} named twice")
             seen.add(v.get("buf"))
             return _buffer(v, directory, device, budget)
+        if "arena" in v and arena is not None:
+            return _from_arena(v, arena[0], arena[1])
+        if "lent" in v and lent_ok:
+            if v.get("lent") in seen:
+                raise WireError("a lent buffer named twice")
+            seen.add(v.get("lent"))
+            return _lent(v)
         if "guarded" in v and guarded is not None:  # the middle of a guarded buffer decoded before
             j = v.get("guarded")
             if not (isinstance(j, int) and 0 <= j < len(guarded)) or ("g", j) in seen:
@@ -190,6 +208,39 @@ def _buffer(v: dict, directory: str, device: str, budget: list[int]):
         t = torch.from_numpy(data).view(dt).reshape(shape) if n else torch.empty(shape, dtype=dt)
         return t.to(device) if device != "cpu" else t
     raise WireError(f"unknown buffer kind {lib!r}")
+
+
+def _torch_dtype(v: dict):
+    import torch
+    dtype, shape = v.get("dtype"), v.get("shape")
+    if dtype not in _TORCH_DTYPES:
+        raise WireError(f"dtype {dtype!r} not allowed")
+    if not (isinstance(shape, list) and all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
+        raise WireError(f"bad shape {shape!r}")
+    dt = getattr(torch, dtype)
+    return dt, shape, int(np.prod(shape)) * torch.empty((), dtype=dt).element_size()
+
+
+def _from_arena(v: dict, arena, spans: list) -> object:
+    """A private copy of a guarded buffer the runner placed in the lent arena."""
+    dt, shape, nbytes = _torch_dtype(v)
+    off = v.get("arena")
+    if not (isinstance(off, int) and 0 <= off and off + nbytes <= arena.numel() and off % 16 == 0):
+        raise WireError(f"bad place {off!r} in the output arena")
+    if any(off < b and a < off + nbytes for a, b in spans):
+        raise WireError("two buffers overlap in the output arena")
+    spans.append((off, off + nbytes))
+    return arena[off:off + nbytes].clone().view(dt).reshape(shape)
+
+
+def _lent(v: dict) -> object:
+    """Runner side: an input in a GPU buffer the judge lent (mapped once, kept)."""
+    from . import gpushare
+    dt, shape, nbytes = _torch_dtype(v)
+    handle, size = v.get("lent"), v.get("size")
+    if not (isinstance(handle, str) and isinstance(size, int) and nbytes <= size):
+        raise WireError("bad lent buffer")
+    return gpushare.open_lent(handle, size)[:nbytes].view(dt).reshape(shape)
 
 
 def _take(budget: list[int], n: int, name: str) -> int:

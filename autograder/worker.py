@@ -159,7 +159,13 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
     if op == "bench_go":  # the judge's clock is running: nothing but the batch
         execute.op_bench_go(ex, int(req["rounds"]))
         return {"ok": True}
-    inputs = wire.decode(req.get("inputs"), directory, mode.DEVICE)
+    inputs = wire.decode(req.get("inputs"), directory, mode.DEVICE, lent_ok=True)
+    arena = None
+    lent = req.get("arena")
+    if op in ("run", "bench_prepare") and isinstance(lent, dict) and isinstance(lent.get("size"), int):
+        from autograder import gpushare
+        arena = gpushare.Arena(gpushare.open_lent(str(lent.get("lent")), lent["size"]), lent["size"])
+    execute.ARENA[0] = arena
     execute.precheck(ex, ns)
     missing = [n for n in ex.entry if n not in ns]
     if missing:
@@ -178,14 +184,30 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
         raise ValueError(f"unknown op {op!r}")
     tag = f"r{req.get('n', 0)}_"
     out = {"ok": True, "audit": r.get("audit")}
+    if op == "bench_collect":
+        arena = _ARENA_OF.pop(ex.id, None)  # the batch's outputs are in the arena lent with bench_prepare
+    elif op == "bench_prepare":
+        _ARENA_OF[ex.id] = arena
+    execute.ARENA[0] = None
+    if arena is not None:  # the judge reads the arena when this answer comes: the GPU must be done with it
+        import torch
+        torch.cuda.synchronize()
+
+    def place(b, i):
+        off = arena.offset_of(b) if arena is not None else None
+        if off is not None:
+            return {"arena": off, "dtype": str(b.dtype).removeprefix("torch."), "shape": [b.numel()]}
+        return wire.encode(b, directory, f"{tag}g{i}_")
     if "out" in r:
-        out["guards"] = [{"buf": wire.encode(b, directory, f"{tag}g{i}_"), "n": n, "canary": c}
-                         for i, (b, n, c) in enumerate(r["guards"])]
+        out["guards"] = [{"buf": place(b, i), "n": n, "canary": c} for i, (b, n, c) in enumerate(r["guards"])]
         out["out"] = wire.encode(r["out"], directory, tag + "o", known=_middle_of(r["guards"]))
     for k in ("measure", "peaks"):
         if k in r:
             out[k] = r[k]
     return out
+
+
+_ARENA_OF: dict = {}  # exercise -> the arena its prepared timed batch's outputs are in
 
 
 def serve(req_fd: int, reply_fd: int) -> int:
@@ -212,6 +234,8 @@ def serve(req_fd: int, reply_fd: int) -> int:
             reply = _serve(req, ns, snap, hello["dir"])
         except BaseException as e:  # the submission (or its absence) failed: say what, as feedback
             kind, message = describe(e)
+            if type(e).__name__ == "TransportError":  # a lent GPU buffer could not be mapped: the judge resends
+                kind = "transport"
             reply = {"ok": False, "kind": kind, "message": message[:8000]}
             if _cuda_lost():
                 reply["fatal"] = True

@@ -258,6 +258,30 @@ def test_wire_never_follows_links_or_reads_fifos(tmp_path):
                     str(tmp_path))
 
 
+def test_the_judge_maps_nothing_a_runner_names_and_reads_its_arena_only_where_it_lent_it(tmp_path):
+    """GPU buffers cross by CUDA IPC from the judge to a runner only (autograder.gpushare): an answer that
+    names a lent buffer (a handle) is refused, and an output placed in the lent arena is read from inside it,
+    aligned, never twice over the same bytes, and copied out at once (the runner may write there later)."""
+    import pytest as _pytest
+    import torch
+
+    from autograder import wire
+    with _pytest.raises(wire.WireError, match="unknown entry"):  # a handle in an answer: never opened
+        wire.decode({"lent": "00" * 64, "size": 1 << 21, "lib": "torch", "dtype": "float32", "shape": [4]},
+                    str(tmp_path), arena=(torch.zeros(1024, dtype=torch.uint8), []))
+    arena = torch.arange(1024, dtype=torch.int32).view(torch.uint8)  # 4096 bytes
+    spans: list = []
+    got = wire.decode({"arena": 256, "dtype": "int32", "shape": [4]}, str(tmp_path), arena=(arena, spans))
+    assert got.tolist() == [64, 65, 66, 67]
+    arena.view(torch.int32)[64] = -1  # written after the answer: the judge's copy does not change
+    assert got.tolist() == [64, 65, 66, 67]
+    for bad, why in ((260, "bad place"), (4096 - 8, "bad place"), (-16, "bad place"), (240, "overlap")):
+        with _pytest.raises(wire.WireError, match=why):
+            wire.decode({"arena": bad, "dtype": "int32", "shape": [8]}, str(tmp_path), arena=(arena, spans))
+    with _pytest.raises(wire.WireError, match="not allowed"):
+        wire.decode({"arena": 1024, "dtype": "complex64", "shape": [1]}, str(tmp_path), arena=(arena, []))
+
+
 @needs_sandbox
 def test_runner_is_user_nobody_and_cannot_read_the_instructors_private_files(tmp_path):
     secret = tmp_path / "instructor_token.txt"  # under pytest's 0700 directory of root, itself 0600
@@ -454,3 +478,34 @@ def test_behaving_well_only_when_called_again_gains_nothing():
     """, "softmax_triton")
     r = runner.run_check("ch01.softmax_triton", "correctness", [GOOD, two_faced])
     assert not r.passed and "no Triton kernel of yours was launched" in r.message, r.message
+
+
+@needs_gpu
+def test_gpu_buffers_are_lent_by_cuda_ipc_and_an_address_cache_gains_nothing():
+    """On a GPU the judge lends its own buffers (autograder.gpushare): inputs and the output arena cross by
+    CUDA IPC, not through files. A lent buffer is reused for the next case of the same size, so a kernel that
+    keys a cache on input addresses hands back the previous case's answer and fails."""
+    good = _triton("""
+        def softmax_triton(x, y):
+            launch(x, y)
+    """)
+    cache = _triton("""
+        seen = {}
+        def softmax_triton(x, y):
+            key = (x.data_ptr(), tuple(x.shape))
+            if key in seen:
+                y.copy_(seen[key])
+                return
+            launch(x, y)
+            seen[key] = y.clone()
+    """)
+    with Session([GOOD, good]) as s:
+        for check in ("correctness", "hidden"):
+            r = s.check("ch01.softmax_triton", check)
+            assert r.passed, r.message
+        assert not s.no_lending and runner._Lending.broken is None, runner._Lending.broken
+        assert not [f for f in os.listdir(s.proc.dir) if f.endswith(".bin")]  # nothing went through files
+    with Session([GOOD, cache]) as s:  # the same shapes again, with new inputs: a cache hit is a wrong answer
+        assert s.check("ch01.softmax_triton", "correctness").passed
+        r = s.check("ch01.softmax_triton", "correctness")
+        assert not r.passed, r.message
