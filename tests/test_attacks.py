@@ -490,14 +490,18 @@ def test_gpu_buffers_are_lent_by_cuda_ipc_and_an_address_cache_gains_nothing():
             launch(x, y)
     """)
     cache = _triton("""
+        @triton.jit
+        def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+            i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + i, tl.load(src + i, mask=i < n), mask=i < n)
+
         seen = {}
-        def softmax_triton(x, y):
+        def softmax_triton(x, y):  # only its own kernels run: the audit has nothing to say
             key = (x.data_ptr(), tuple(x.shape))
-            if key in seen:
-                y.copy_(seen[key])
-                return
-            launch(x, y)
-            seen[key] = y.clone()
+            if key not in seen:
+                seen[key] = torch.empty_like(y)
+                launch(x, seen[key])
+            copy_kernel[(triton.cdiv(y.numel(), 1024),)](seen[key], y, y.numel(), BLOCK=1024)
     """)
     with Session([GOOD, good]) as s:
         for check in ("correctness", "hidden"):
