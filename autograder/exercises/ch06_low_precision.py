@@ -403,3 +403,147 @@ register(Exercise(
     edges=CUDA_EDGES,
     timeout_s={"cpu": 90, "gpu": 60},
 ))
+
+
+# ---- Part 2 · 3. Softmax of bfloat16 or fp8 logits, float32 statistics, in Triton ----
+#
+# The logits of a row are z = x · scale[row], with x stored in bfloat16 or fp8 E4M3 (the judge draws real
+# logits z, picks a scale per row and rounds z / scale to the storage format; for fp8 the scale is the row's
+# largest |z| / 448, so the row uses fp8's whole range) and the probabilities are written in bfloat16. The
+# reference is the float64 softmax of the stored x times the scale: what the kernel is asked is exactly that
+# softmax, with every statistic in float32, and one rounding to bfloat16 at the end. The tolerance: one
+# rounding to nearest costs at most half a bfloat16 ulp of the value (8 significant bits: the ulp of a value
+# in [2^k, 2^(k+1)) is 2^(k-7)), plus a float32 computation's own error (a few float32 ulps of exp and of a
+# tree sum: 1e-5 relative is far above it). In CPU mode the Triton interpreter truncates float32 to bfloat16
+# where a GPU rounds to nearest: one ulp there (as in Chapter 5). Probabilities below float32's smallest normal
+# number, 2^-126, are float32 subnormals (GPUs' fast exp flushes them to 0): an absolute 2^-126 more.
+
+LOWP_KINDS = ("big", "masked", "constant", "dominant", "spread", "tiny")
+LOWP_MAX_COLS = 16384
+E4M3_MAX = 448.0
+
+
+def _lowp_logits(case: Case, shape, gen, device):
+    """Real logits z (float64): N(0, σ²) rows with σ in [0.5, 8] ("randn"), or the adversarial kinds cycled
+    over the rows: big (around 100: e^z overflows float32 without the max), masked (a third of the entries
+    -inf, as an attention mask makes them; in fp8, which has no infinity, -30 instead), constant, dominant
+    (one entry 40 above the rest), spread (σ = 30: most probabilities far below the largest) and tiny (σ = 1e-3:
+    every probability near 1/cols, where a padding lane that adds e^0 shows)."""
+    import torch
+    rows, cols = shape
+    g = torch.Generator(device="cpu").manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    base = torch.randn(rows, cols, generator=g, dtype=torch.float64)
+    if case.kind != "adversarial":
+        return base * (0.5 + 7.5 * torch.rand(rows, 1, generator=g, dtype=torch.float64))
+    z = torch.empty_like(base)
+    for r in range(rows):
+        kind = LOWP_KINDS[r % len(LOWP_KINDS)]
+        b = base[r]
+        if kind == "big":
+            z[r] = 100.0 + 20.0 * b
+        elif kind == "masked":
+            z[r] = 4.0 * b
+            hide = torch.rand(cols, generator=g) < 1 / 3
+            hide[int(torch.randint(0, cols, (1,), generator=g))] = False  # at least one entry stays
+            z[r][hide] = -float("inf") if case.dtype != "float8_e4m3fn" else -30.0
+        elif kind == "constant":
+            z[r] = 3.0
+        elif kind == "dominant":
+            z[r] = -20.0
+            z[r, int(torch.randint(0, cols, (1,), generator=g))] = 20.0
+        elif kind == "spread":
+            z[r] = 30.0 * b
+        else:
+            z[r] = 1e-3 * b
+    return z
+
+
+def lowp_inputs(case: Case, shape, gen, device):
+    import torch
+    z = _lowp_logits(case, shape, gen, device)
+    finite = torch.where(torch.isfinite(z), z.abs(), torch.zeros_like(z))
+    if case.dtype == "float8_e4m3fn":
+        scale = (finite.amax(-1) / E4M3_MAX).clamp_min(1e-30)  # the row's largest |z| maps to 448
+    else:  # a scale for bfloat16 too, so that a kernel that ignores it fails on both formats
+        scale = torch.exp2(torch.rand(shape[0], generator=gen, dtype=torch.float64) * 2 - 1)  # in [1/2, 2)
+    dt = getattr(torch, case.dtype or "bfloat16")
+    scale = scale.to(torch.float32)
+    x = (z / scale.double()[:, None]).to(dt)
+    return {"x": x.to(device), "scale": scale.to(device)}
+
+
+def lowp_reference(inputs):
+    import torch
+    z = inputs["x"].to(torch.float64) * inputs["scale"].to(torch.float64)[:, None]
+    return torch.softmax(z, dim=-1)
+
+
+def _lowp_run(ns, inputs, outs):
+    import torch
+    x = inputs["x"]
+    y = outs.tensor(x.shape, torch.bfloat16)
+    ns["softmax_lowp"](x, inputs["scale"], y)
+    return y
+
+
+def lowp_verify(out, ref, inputs, case) -> list[str]:
+    import torch
+    y = out.to(ref.device).to(torch.float64)
+    kinds = LOWP_KINDS if case.kind == "adversarial" else ("random",)
+    if torch.isnan(y).any():
+        r, c = (int(i) for i in torch.nonzero(torch.isnan(y))[0])
+        return [f"y[{r}, {c}] is NaN (row kind '{kinds[r % len(kinds)]}'): never written (outputs start as NaN), "
+                "or 0/0 or inf/inf: an exponential that overflowed float32 (did you subtract the row max?)"]
+    from course import mode
+    ulps = 0.5 if mode.GPU else 1.0
+    _, e = torch.frexp(ref.clamp_min(2.0 ** -126))
+    ulp = torch.ldexp(torch.ones_like(ref), (e - 8).to(torch.int32))  # bfloat16's ulp at each reference value
+    err = (y - ref).abs()
+    tol = ulps * ulp + 1e-5 * ref + 2.0 ** -126  # below float32's smallest normal, a GPU's exp flushes to 0
+    bad = ~(err <= tol)
+    if bad.any():
+        r, c = (int(i) for i in torch.nonzero(bad)[0])
+        return [f"y[{r}, {c}] = {float(y[r, c]):.6g}, expected {float(ref[r, c]):.6g} = "
+                f"{float(err[r, c] / ulp[r, c]):.2f} bfloat16 ulps off (row kind '{kinds[r % len(kinds)]}'; allowed "
+                f"{ulps} ulp: {'rounded once' if ulps == 0.5 else 'the interpreter truncates'}); "
+                f"{int(bad.sum())} of {bad.numel()} off"]
+    return []
+
+
+LOWP_EDGES = (
+    Edge("every row kind", "overflow without the max, -inf entries, constant, dominant, spread, near-uniform rows",
+         kinds=("adversarial",), min_rows=len(LOWP_KINDS)),
+    Edge("fp8 logits", "E4M3 inputs with the row scale that maps the largest |z| to 448",
+         dtypes=("float8_e4m3fn",), kinds=("adversarial",), min_rows=len(LOWP_KINDS)),
+    Edge("one column", "a row of one element: every lane but one is padding", widths=(1,)),
+    Edge("one past 1024", "a power-of-two block with one real column in its last half", widths=(1025,)),
+    Edge("the longest row", f"{LOWP_MAX_COLS} columns: the whole row in one program's registers",
+         widths=(LOWP_MAX_COLS,)),
+)
+
+register(Exercise(
+    id="ch06.softmax_lowp_triton",
+    chapter="ch06_low_precision",
+    title="Softmax of bfloat16 or fp8 logits with float32 statistics, in Triton",
+    entry=("softmax_lowp",),
+    kind="triton",
+    spec="softmax_lowp(x, scale, y): x (rows, cols) bfloat16 or float8_e4m3fn, contiguous, cols up to "
+         f"{LOWP_MAX_COLS}; scale (rows,) float32; the logits are z = x * scale[row]; write softmax(z) along each "
+         "row into y (rows, cols) bfloat16 with your own Triton kernel; max, exp and sum in float32",
+    cases={
+        "correctness": [Case((64, 1000), "adversarial", dtype="bfloat16"), Case((8, 1), dtype="bfloat16"),
+                        Case((64, 1000), "adversarial", dtype="float8_e4m3fn"),
+                        Case((16, 4096), dtype="float8_e4m3fn")],
+        "hidden": [Case((7, 3), "adversarial", dtype="bfloat16"), Case((257, 1025), "adversarial", dtype="bfloat16"),
+                   Case((300, LOWP_MAX_COLS), "adversarial", dtype="bfloat16", cpu_shape=(12, LOWP_MAX_COLS)),
+                   Case((33, 1), dtype="float8_e4m3fn"),
+                   Case((100, 8192), "adversarial", dtype="float8_e4m3fn", cpu_shape=(12, 8192))],
+    },
+    make_inputs=lowp_inputs,
+    reference=lowp_reference,
+    run=_lowp_run,
+    verify=lowp_verify,
+    solution="kernels_ref/ch06_low_precision/softmax_lowp_triton.py",
+    edges=LOWP_EDGES,
+    timeout_s={"cpu": 180, "gpu": 60},
+))
