@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
-#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | all
+#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | lowp | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -27,7 +27,8 @@ for step in "$@"; do
     validate|all) PATH=$PATH python3 -m autograder.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
     grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
-    class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all \
+    lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
+    class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all --jobs 4 \
                  --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -20 ;;
   esac
   echo "== step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.txt"
