@@ -418,7 +418,7 @@ register(Exercise(
 # where a GPU rounds to nearest: one ulp there (as in Chapter 5). Probabilities below float32's smallest normal
 # number, 2^-126, are float32 subnormals (GPUs' fast exp flushes them to 0): an absolute 2^-126 more.
 
-LOWP_KINDS = ("big", "masked", "constant", "dominant", "spread", "tiny")
+LOWP_KINDS = ("big", "masked", "constant", "dominant", "spread", "tiny", "wide")
 LOWP_MAX_COLS = 16384
 E4M3_MAX = 448.0
 
@@ -427,8 +427,10 @@ def _lowp_logits(case: Case, shape, gen, device):
     """Real logits z (float64): N(0, σ²) rows with σ in [0.5, 8] ("randn"), or the adversarial kinds cycled
     over the rows: big (around 100: e^z overflows float32 without the max), masked (a third of the entries
     -inf, as an attention mask makes them; in fp8, which has no infinity, -30 instead), constant, dominant
-    (one entry 40 above the rest), spread (σ = 30: most probabilities far below the largest) and tiny (σ = 1e-3:
-    every probability near 1/cols, where a padding lane that adds e^0 shows)."""
+    (one entry 40 above the rest), spread (σ = 30: most probabilities far below the largest), tiny (σ = 1e-3:
+    every probability near 1/cols, where a padding lane that adds e^0 shows) and wide (σ = 4, but in bfloat16
+    stored with the scale 2^-14: values up to about 2.6e5, which bfloat16 holds and float16, whose largest is
+    65504, does not: a kernel that widens through float16 fails there)."""
     import torch
     rows, cols = shape
     g = torch.Generator(device="cpu").manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
@@ -453,8 +455,10 @@ def _lowp_logits(case: Case, shape, gen, device):
             z[r, int(torch.randint(0, cols, (1,), generator=g))] = 20.0
         elif kind == "spread":
             z[r] = 30.0 * b
-        else:
+        elif kind == "tiny":
             z[r] = 1e-3 * b
+        else:
+            z[r] = 4.0 * b
     return z
 
 
@@ -466,6 +470,8 @@ def lowp_inputs(case: Case, shape, gen, device):
         scale = (finite.amax(-1) / E4M3_MAX).clamp_min(1e-30)  # the row's largest |z| maps to 448
     else:  # a scale for bfloat16 too, so that a kernel that ignores it fails on both formats
         scale = torch.exp2(torch.rand(shape[0], generator=gen, dtype=torch.float64) * 2 - 1)  # in [1/2, 2)
+        if case.kind == "adversarial":
+            scale[LOWP_KINDS.index("wide")::len(LOWP_KINDS)] = 2.0 ** -14
     dt = getattr(torch, case.dtype or "bfloat16")
     scale = scale.to(torch.float32)
     x = (z / scale.double()[:, None]).to(dt)
@@ -511,7 +517,8 @@ def lowp_verify(out, ref, inputs, case) -> list[str]:
 
 
 LOWP_EDGES = (
-    Edge("every row kind", "overflow without the max, -inf entries, constant, dominant, spread, near-uniform rows",
+    Edge("every row kind", "overflow without the max, -inf entries, constant, dominant, spread, near-uniform rows, "
+         "bfloat16 values past float16's range",
          kinds=("adversarial",), min_rows=len(LOWP_KINDS)),
     Edge("fp8 logits", "E4M3 inputs with the row scale that maps the largest |z| to 448",
          dtypes=("float8_e4m3fn",), kinds=("adversarial",), min_rows=len(LOWP_KINDS)),
