@@ -40,8 +40,9 @@ def main(path: str | None) -> int:
                  "max_rel_error": err}
             r["fraction"], r["torch_fraction"] = r["gbps"] / copy, r["torch_gbps"] / copy
             rows_out.append(r)
-            print(f"{rows}x{cols} {r['dtype']:14} softmax_lowp {r['gbps']:7.0f} GB/s = {100 * r['fraction']:5.1f}% of copy "
-                  f"({copy:.0f} GB/s); PyTorch {100 * r['torch_fraction']:5.1f}%; max rel error {err:.2e}", flush=True)
+            print(f"{rows}x{cols} {r['dtype']:14} softmax_lowp {r['gbps']:7.0f} GB/s = "
+                  f"{100 * r['fraction']:5.1f}% of copy ({copy:.0f} GB/s); PyTorch {100 * r['torch_fraction']:5.1f}%; "
+                  f"max rel error {err:.2e}", flush=True)
     if path:
         with open(path, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "rows": rows_out}, f, indent=1)
