@@ -35,8 +35,10 @@ def _as_torch(ptr: int, size: int):
 class Pool:
     """The judge's lent buffers for one runner: [size, ptr, handle (hex), tensor, in use]."""
 
-    def __init__(self):
+    def __init__(self, cap: int = 1 << 62):
         self.blocks: list[list] = []
+        self.cap = cap  # bytes this runner may be lent in all: past it, its session sends files (a lent block
+        # is freed only once the runner is gone, since the runner keeps its mappings open)
 
     def lend(self, nbytes: int) -> tuple[str, object]:
         """A free buffer of at least nbytes (reused when one fits within 2x, else newly allocated): its
@@ -46,6 +48,8 @@ class Pool:
             if not b[4] and want <= b[0] <= 2 * want:
                 b[4] = True
                 return b[2], b[3]
+        if sum(b[0] for b in self.blocks) + want > self.cap:
+            raise MemoryError(f"the GPU memory lent to one runner would pass {self.cap / 2**30:.0f} GiB")
         import cupy
         rt = cupy.cuda.runtime
         ptr = rt.malloc(want)

@@ -45,6 +45,7 @@ QUIET_GPU_TIMEOUT = 30.0
 # CUDA errors that leave a context unusable: every later call in that process fails with them too
 STICKY = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
           "device-side assert", "illegal instruction", "CUDA_ERROR_ILLEGAL", "cudaErrorIllegal", "context is destroyed")
+MAX_GUARDS = 4096  # guarded buffers in one answer (an exercise has a handful of outputs per call, 16 input sets)
 REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
@@ -132,6 +133,7 @@ class _Forked:
 
     def __init__(self, pid: int, status: socket.socket):
         self.pid, self.status, self.returncode = pid, status, None
+        self.gone = False  # its exit (or its zygote's) was seen
 
     def wait(self, timeout: float | None = None) -> int | None:
         if self.status is not None:
@@ -141,6 +143,7 @@ class _Forked:
             try:
                 data = self.status.recv(4096)
                 self.returncode = int(json.loads(data)["code"]) if data else None  # nothing: the zygote died
+                self.gone = True  # (a runner dies with its zygote: PR_SET_PDEATHSIG)
             except (OSError, ValueError, KeyError, TypeError):
                 self.returncode = None
             self.status.close()
@@ -275,6 +278,9 @@ class _Zygote:
             return None
 
 
+_LEAKED: list = []  # pools of runners whose exit was never seen (kept, never freed or reused)
+
+
 class _Lending:
     """Why this judge could not lend GPU buffers by CUDA IPC (autograder.gpushare) to some runner, said once:
     that runner's session sends files from then on."""
@@ -360,8 +366,12 @@ class _Process:
                 pass
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
-        if self.pool is not None:  # its process is gone: nothing maps these buffers any more
-            self.pool.free()
+        if self.pool is not None:
+            gone = self.proc.gone if isinstance(self.proc, _Forked) else self.proc.poll() is not None
+            if gone:  # nothing maps these buffers any more
+                self.pool.free()
+            else:  # a runner we could not see exit may still map them: never reuse that memory (leak it)
+                _LEAKED.append(self.pool)
             self.pool, self.arena = None, None
 
     def clear(self) -> None:
@@ -453,7 +463,9 @@ class Session:
             return None
         from . import gpushare
         if p.pool is None:
-            p.pool = gpushare.Pool()
+            import torch
+            total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+            p.pool = gpushare.Pool(cap=max(4 << 30, total // 8))
         p.pool.done()  # the runner has answered every earlier request: their buffers may serve this one
         p.arena = None
         sizes = []
@@ -515,7 +527,7 @@ class Session:
         out = {"out": None, "audit": reply.get("audit") if isinstance(reply.get("audit"), str) else None,
                "guards": []}
         guards = reply.get("guards", [])
-        if not isinstance(guards, list):
+        if not isinstance(guards, list) or len(guards) > MAX_GUARDS:
             raise RunnerGone("the grader's process sent a malformed guard description")
         for g in guards:
             if not (isinstance(g, dict) and isinstance(g.get("n"), int) and isinstance(g.get("canary"), (int, float))):

@@ -217,15 +217,16 @@ def _torch_dtype(v: dict):
         raise WireError(f"dtype {dtype!r} not allowed")
     if not (isinstance(shape, list) and all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
         raise WireError(f"bad shape {shape!r}")
+    import math
     dt = getattr(torch, dtype)
-    return dt, shape, int(np.prod(shape)) * torch.empty((), dtype=dt).element_size()
+    return dt, shape, math.prod(shape) * torch.empty((), dtype=dt).element_size()  # exact: no wrap-around
 
 
 def _from_arena(v: dict, arena, spans: list) -> object:
     """A private copy of a guarded buffer the runner placed in the lent arena."""
     dt, shape, nbytes = _torch_dtype(v)
     off = v.get("arena")
-    if not (isinstance(off, int) and 0 <= off and off + nbytes <= arena.numel() and off % 16 == 0):
+    if not (isinstance(off, int) and 0 <= off and 0 < nbytes and off + nbytes <= arena.numel() and off % 16 == 0):
         raise WireError(f"bad place {off!r} in the output arena")
     if any(off < b and a < off + nbytes for a, b in spans):
         raise WireError("two buffers overlap in the output arena")

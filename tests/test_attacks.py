@@ -280,6 +280,9 @@ def test_the_judge_maps_nothing_a_runner_names_and_reads_its_arena_only_where_it
             wire.decode({"arena": bad, "dtype": "int32", "shape": [8]}, str(tmp_path), arena=(arena, spans))
     with _pytest.raises(wire.WireError, match="not allowed"):
         wire.decode({"arena": 1024, "dtype": "complex64", "shape": [1]}, str(tmp_path), arena=(arena, []))
+    for shape in ([0], [2**32, 2**32]):  # empty (thousands of those would cost the judge time), or wrapping around
+        with _pytest.raises(wire.WireError, match="bad place"):
+            wire.decode({"arena": 1024, "dtype": "int32", "shape": shape}, str(tmp_path), arena=(arena, []))
 
 
 @needs_sandbox
