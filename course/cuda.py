@@ -167,7 +167,24 @@ def cuda_include_dirs() -> list[str]:
         if os.environ.get(env):
             dirs.append(os.path.join(os.environ[env], "include"))
     dirs.append("/usr/local/cuda/include")
-    return [d for d in dirs if os.path.exists(os.path.join(d, "cuda_fp16.h"))][:1]
+    found = [d for d in dirs if os.path.exists(os.path.join(d, "cuda_fp16.h"))][:1]
+    return found + cccl_include_dirs()
+
+
+def uses_cccl(source: str) -> bool:
+    """Whether CUDA source includes CUB, libcu++ or Thrust headers (GPU-only code: CPU mode cannot run it)."""
+    return re.search(r'#\s*include\s*[<"](cub|cuda|thrust)/', strip_comments(source)) is not None
+
+
+def cccl_include_dirs() -> list[str]:
+    """CUB, Thrust and libcu++ headers (#include <cub/block/block_reduce.cuh>): the copies CuPy ships."""
+    import os
+    try:
+        import cupy
+    except Exception:  # noqa: BLE001  (no CuPy: no CUB)
+        return []
+    base = os.path.join(os.path.dirname(cupy.__file__), "_core", "include", "cupy", "_cccl")
+    return [d for d in (os.path.join(base, n) for n in ("cub", "thrust", "libcudacxx")) if os.path.isdir(d)]
 
 
 def _nvrtc_compile(src: str, arch: str) -> tuple[bytes, str]:
@@ -463,7 +480,9 @@ class CudaModule:
             names = ", ".join(self.kernels) or "(none)"
             return (f"Not implemented yet: {names}. Replace {STUB_TOKEN}() on line {self.stub_line} "
                     "with your code, then run this cell again.")
-        where = mode.device_name() if mode.GPU else f"{CPU_ARCH}; in CPU mode it runs on the CPU execution layer"
+        where = mode.device_name() if mode.GPU else (
+            f"{CPU_ARCH}; it uses CUB, which runs on a GPU only: CPU mode cannot launch it"
+            if uses_cccl(self.source) else f"{CPU_ARCH}; in CPU mode it runs on the CPU execution layer")
         rows = [f"compiled for {where}"]
         rows += [f"  {k.name}: {k.resources}" for k in self.kernels.values()]
         return "\n".join(rows)

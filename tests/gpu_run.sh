@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
-#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | lowp | all
+#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | lowp | ce | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -28,6 +28,7 @@ for step in "$@"; do
     grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
     lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
+    ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log" ;;&
     class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all --jobs 4 \
                  --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -20 ;;
   esac

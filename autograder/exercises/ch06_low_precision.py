@@ -558,3 +558,190 @@ register(Exercise(
     edges=LOWP_EDGES,
     timeout_s={"cpu": 180, "gpu": 60},
 ))
+
+
+# ---- Part 3 · 4. Cross-entropy with z-loss over a large vocabulary: loss and gradient, in Triton ----
+#
+# For a row x of V logits with target t (ε = smoothing, w = z_weight), with lse = log Σ_j e^(x_j):
+#   loss = lse - (1 - ε) x_t - (ε / V) Σ_j x_j + w lse²
+#   d loss / d x_j = p_j (1 + 2 w lse) - ε / V - (1 - ε) [j = t],  p_j = e^(x_j - lse)
+# and a row whose target is -100 (ignored, as PyTorch's ignore_index) has loss 0 and gradient 0, exactly.
+# The reference is all float64 from the stored logits (bfloat16 logits are exact in float64).
+# Tolerances. The loss (float32): 2e-5 (1 + |lse|) (1 + 2 w |lse|) + 1e-5 |loss|: float32's rounding of lse
+# (an ulp of 150 is 1.5e-5) and of the chunked sums, never the 2^-9 relative of a bfloat16 statistic. The
+# gradient, stored in the logits' dtype: half an ulp of that dtype at the reference value (one rounding; one
+# ulp in CPU mode, where the interpreter truncates to bfloat16), plus 1e-4 of p_j (1 + 2 w lse) (float32's
+# error in x - lse and in exp, up to about 2e-5 for logits near 300), plus 1e-6 at the target ((1 - ε)
+# rounded to float32) and 2^-125 absolute (probabilities below float32's smallest normal flush to 0).
+
+CE_KINDS = ("big", "constant", "hit", "miss", "ignored", "first", "last", "spread")
+CE_IGNORE = -100
+
+
+def ce_params(case: Case) -> tuple[float, float]:
+    """(z_weight, smoothing) of a case: z-loss 1e-4 unless the kind says "noz", smoothing 0.1 if it says "smooth"."""
+    return (0.0 if "noz" in case.kind else 1e-4), (0.1 if "smooth" in case.kind else 0.0)
+
+
+def ce_inputs(case: Case, shape, gen, device):
+    """Logits N(0, σ²), σ in [0.5, 4] per row, random targets, one row in ten ignored ("randn"), or the
+    adversarial kinds cycled over the rows: big (around 100: e^x overflows float32 without the max),
+    constant (p = 1/V), hit (-20 everywhere, +20 at the target: p_t near 1, the gradient there a small
+    difference), miss (the +20 elsewhere: a loss near 40), ignored (target -100), first and last (the target
+    is column 0 or V - 1) and spread (σ = 30: most p_j below float32's smallest normal)."""
+    import torch
+    rows, cols = shape
+    g = torch.Generator(device="cpu").manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    b = torch.randn(rows, cols, generator=g, dtype=torch.float64)
+    t = torch.randint(0, cols, (rows,), generator=g)
+    if "adversarial" not in case.kind:
+        x = b * (0.5 + 3.5 * torch.rand(rows, 1, generator=g, dtype=torch.float64))
+        t[torch.rand(rows, generator=g) < 0.1] = CE_IGNORE
+    else:
+        x = torch.empty_like(b)
+        for r in range(rows):
+            kind = CE_KINDS[r % len(CE_KINDS)]
+            x[r] = {"big": 100.0 + 20.0 * b[r], "spread": 30.0 * b[r]}.get(kind, 2.0 * b[r])
+            if kind == "constant":
+                x[r] = 3.0
+            elif kind in ("hit", "miss"):
+                x[r] = -20.0
+                x[r, t[r] if kind == "hit" or cols == 1 else (t[r] + 1 + int(torch.randint(0, cols - 1, (1,),
+                                                                                          generator=g))) % cols] = 20.0
+            elif kind == "ignored":
+                t[r] = CE_IGNORE
+            elif kind == "first":
+                t[r] = 0
+            elif kind == "last":
+                t[r] = cols - 1
+    w, eps = ce_params(case)
+    return {"x": x.to(getattr(torch, case.dtype)).to(device), "target": t.to(device), "z_weight": w,
+            "smoothing": eps, "inplace": "inplace" in case.kind}
+
+
+def ce_reference(inputs):
+    import torch
+    x = inputs["x"].to(torch.float64)
+    t = inputs["target"].to(x.device)
+    w, eps = inputs["z_weight"], inputs["smoothing"]
+    rows, cols = x.shape
+    lse = torch.logsumexp(x, dim=-1)
+    ignored = t == CE_IGNORE
+    tt = torch.where(ignored, torch.zeros_like(t), t)
+    loss = lse - (1 - eps) * x.gather(1, tt[:, None])[:, 0] - eps * x.mean(dim=-1) + w * lse * lse
+    p = torch.exp(x - lse[:, None]) * (1 + 2 * w * lse[:, None])
+    onehot = torch.zeros_like(x)
+    onehot[torch.arange(rows, device=x.device), tt] = 1.0
+    grad = p - eps / cols - (1 - eps) * onehot
+    keep = (~ignored).to(x.dtype)[:, None]
+    return {"loss": loss * keep[:, 0], "grad": grad * keep, "lse": lse, "p": p * keep, "onehot": onehot * keep,
+            "ignored": ignored}
+
+
+def _ce_run(ns, inputs, outs):
+    import torch
+
+    from ..execute import _grader_ops
+    x = inputs["x"]
+    loss = outs.tensor((x.shape[0],), torch.float32)
+    dx = outs.tensor(x.shape, x.dtype)
+    if inputs["inplace"]:  # the gradient overwrites the logits: a copy of them, the judge's own stay as they are
+        with _grader_ops():
+            dx.copy_(x)
+        ns["cross_entropy"](dx, inputs["target"], loss, dx, inputs["z_weight"], inputs["smoothing"])
+    else:
+        ns["cross_entropy"](x, inputs["target"], loss, dx, inputs["z_weight"], inputs["smoothing"])
+    return {"loss": loss, "grad": dx}
+
+
+def _ce_row_kind(case: Case, r: int) -> str:
+    return CE_KINDS[r % len(CE_KINDS)] if "adversarial" in case.kind else "random"
+
+
+def ce_verify(out, ref, inputs, case) -> list[str]:
+    import torch
+    from course import mode
+    w, eps = inputs["z_weight"], inputs["smoothing"]
+    about = f"z_weight {w:g}, smoothing {eps:g}" + (", in place (dlogits is logits)" if inputs["inplace"] else "")
+    loss = out["loss"].to(ref["loss"].device, torch.float64)
+    if torch.isnan(loss).any():
+        r = int(torch.nonzero(torch.isnan(loss))[0][0])
+        return [f"loss[{r}] is NaN (row kind '{_ce_row_kind(case, r)}'; {about}): never written (outputs start as "
+                "NaN), or an exponential that overflowed float32 (did you subtract the row max?)"]
+    lse = ref["lse"].abs()
+    tol = 2e-5 * (1 + lse) * (1 + 2 * w * lse) + 1e-5 * ref["loss"].abs()
+    tol = torch.where(ref["ignored"], torch.zeros_like(tol), tol)  # an ignored row: exactly 0
+    bad = ~((loss - ref["loss"]).abs() <= tol)
+    if bad.any():
+        r = int(torch.nonzero(bad)[0][0])
+        return [f"loss[{r}] = {float(loss[r]):.7g}, expected {float(ref['loss'][r]):.7g} (row kind "
+                f"'{_ce_row_kind(case, r)}'{', target -100: ignored, loss 0' if ref['ignored'][r] else ''}; "
+                f"lse = {float(ref['lse'][r]):.7g}; {about}); {int(bad.sum())} of {bad.numel()} rows off"]
+    g = out["grad"].to(ref["grad"].device).to(torch.float64)
+    if torch.isnan(g).any():
+        r, c = (int(i) for i in torch.nonzero(torch.isnan(g))[0])
+        return [f"dlogits[{r}, {c}] is NaN (row kind '{_ce_row_kind(case, r)}'; {about}): never written, or "
+                "e^(x - lse) of an lse that overflowed"]
+    bits = 8 if case.dtype == "bfloat16" else 24
+    ulps = 1.0 if (bits == 8 and not mode.GPU) else 0.5
+    _, e = torch.frexp(ref["grad"].abs().clamp_min(2.0 ** -126))
+    ulp = torch.ldexp(torch.ones_like(ref["grad"]), (e - bits).to(torch.int32))
+    tol = ulps * ulp + 1e-4 * ref["p"] + 1e-6 * ref["onehot"] + 2.0 ** -125
+    tol = torch.where(ref["ignored"][:, None], torch.zeros_like(tol), tol)
+    err = (g - ref["grad"]).abs()
+    bad = ~(err <= tol)
+    if bad.any():
+        r, c = (int(i) for i in torch.nonzero(bad)[0])
+        tgt = int(inputs["target"][r])
+        where = ("target -100: the row is ignored, its gradient is 0" if ref["ignored"][r] else
+                 "the target column" if c == tgt else f"target {tgt}")
+        return [f"dlogits[{r}, {c}] = {float(g[r, c]):.6g}, expected {float(ref['grad'][r, c]):.6g} (row kind "
+                f"'{_ce_row_kind(case, r)}', {where}; p = {float(ref['p'][r, c]):.4g}, lse = "
+                f"{float(ref['lse'][r]):.6g}; {about}; allowed {float(tol[r, c]):.3g}); "
+                f"{int(bad.sum())} of {bad.numel()} off"]
+    return []
+
+
+CE_EDGES = (
+    Edge("every row kind", "overflow without the max, constant rows, the target hit or missed by one dominant "
+         "logit, ignored rows, the target in the first or last column, probabilities below float32's normals",
+         kinds=("adversarial",), min_rows=len(CE_KINDS)),
+    Edge("label smoothing", "ε = 0.1: the mean of the logits in the loss and ε / V in every gradient entry",
+         kinds=("smooth",)),
+    Edge("no z-loss", "z_weight = 0: a kernel that hard-codes 1e-4 fails", kinds=("noz",)),
+    Edge("in place", "dlogits is logits: the target's logit must be read before the gradient overwrites it",
+         kinds=("inplace",)),
+    Edge("one column", "V = 1: one real lane in a block of padding", widths=(1,)),
+    Edge("float32 logits", "the gradient stored in float32, checked to float32's half ulp", dtypes=("float32",)),
+    Edge("a 128k vocabulary", "131072 columns: many blocks per row", widths=(131072,)),
+    Edge("a 256k vocabulary", "262144 columns", widths=(262144,)),
+)
+
+register(Exercise(
+    id="ch06.cross_entropy_triton",
+    chapter="ch06_low_precision",
+    title="Cross-entropy with z-loss over a large vocabulary: loss and gradient in one Triton kernel",
+    entry=("cross_entropy",),
+    kind="triton",
+    spec="cross_entropy(logits, target, loss, dlogits, z_weight, smoothing): logits (rows, V) float32 or "
+         "bfloat16, contiguous, V up to 262144; target (rows,) int64, -100 = ignored; per row "
+         "loss[i] = lse - (1 - smoothing) x[t] - smoothing · mean(x) + z_weight · lse² into loss (rows,) "
+         "float32, and d loss[i] / d logits[i] into dlogits (same shape and dtype as logits; it may be logits "
+         "itself); an ignored row: loss 0, gradient 0; statistics in float32",
+    cases={
+        "correctness": [Case((16, 32000), "adversarial", dtype="bfloat16"), Case((8, 1000), dtype="float32"),
+                        Case((16, 32000), "adversarial-smooth", dtype="bfloat16")],
+        "hidden": [Case((7, 3), "adversarial", dtype="float32"), Case((5, 1), "adversarial-smooth", dtype="float32"),
+                   Case((33, 5000), "randn-noz", dtype="float32"),
+                   Case((64, 131072), "adversarial-smooth", dtype="bfloat16", cpu_shape=(8, 131072)),
+                   Case((24, 50257), "adversarial-inplace", dtype="bfloat16", cpu_shape=(8, 50257)),
+                   Case((16, 262144), "adversarial", dtype="bfloat16", cpu_shape=(8, 262144))],
+    },
+    make_inputs=ce_inputs,
+    reference=ce_reference,
+    run=_ce_run,
+    verify=ce_verify,
+    solution="kernels_ref/ch06_low_precision/cross_entropy_triton.py",
+    edges=CE_EDGES,
+    timeout_s={"cpu": 180, "gpu": 60},
+))

@@ -27,6 +27,8 @@ import signal
 import subprocess
 import tempfile
 
+from ..errors import NeedsGPU
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "flashcuda_cpu.h")
 INCLUDE = os.path.join(HERE, "include")
@@ -248,6 +250,11 @@ class CpuLauncher:
         self._so = None
 
     def __call__(self, name, grid, block, args, shared_mem):
+        from ..cuda import uses_cccl
+        if uses_cccl(self.source):
+            raise NeedsGPU(f"{name} uses CUB (or libcu++/Thrust), whose block- and warp-wide primitives are written "
+                           "for the GPU itself (its warps, shuffles and shared memory): NVRTC compiled the cell (the "
+                           "register report above is real), but CPU mode cannot run it. Run it on a GPU.")
         if self._so is None:
             self._so = build(self.source, list(self.sigs.values()))
         sig = self.sigs[name]
