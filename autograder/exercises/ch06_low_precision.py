@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exercise import Case, Edge, Exercise
+from ..exercise import Bench, Case, Edge, Exercise
 
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
 register = EXERCISES.append
@@ -556,6 +556,9 @@ register(Exercise(
     verify=lowp_verify,
     solution="kernels_ref/ch06_low_precision/softmax_lowp_triton.py",
     edges=LOWP_EDGES,
+    bench=Bench(shape=(8192, 8192), nbytes=lambda s: s[0] * s[1] * (2 + 2) + 4 * s[0], dtype="bfloat16",
+                model="read x once + write y once = rows · cols · (2 + 2) B (bfloat16 in and out), + 4 B of scale "
+                      "per row", kind="randn", also=((16384, 4096),)),
     timeout_s={"cpu": 180, "gpu": 60},
 ))
 
@@ -584,7 +587,8 @@ def ce_params(case: Case) -> tuple[float, float]:
 
 
 def ce_inputs(case: Case, shape, gen, device):
-    """Logits N(0, σ²), σ in [0.5, 4] per row, random targets, one row in ten ignored ("randn"), or the
+    """Logits N(0, σ²), σ in [0.5, 4] per row, random targets, one row in ten ignored ("randn"; none if the
+    kind says "dense"), or the
     adversarial kinds cycled over the rows: big (around 100: e^x overflows float32 without the max),
     constant (p = 1/V), hit (-20 everywhere, +20 at the target: p_t near 1, the gradient there a small
     difference), miss (the +20 elsewhere: a loss near 40), ignored (target -100), first and last (the target
@@ -596,7 +600,8 @@ def ce_inputs(case: Case, shape, gen, device):
     t = torch.randint(0, cols, (rows,), generator=g)
     if "adversarial" not in case.kind:
         x = b * (0.5 + 3.5 * torch.rand(rows, 1, generator=g, dtype=torch.float64))
-        t[torch.rand(rows, generator=g) < 0.1] = CE_IGNORE
+        if "dense" not in case.kind:  # the benchmark's rows are all read (its byte count assumes so)
+            t[torch.rand(rows, generator=g) < 0.1] = CE_IGNORE
     else:
         x = torch.empty_like(b)
         for r in range(rows):
@@ -743,5 +748,8 @@ register(Exercise(
     verify=ce_verify,
     solution="kernels_ref/ch06_low_precision/cross_entropy_triton.py",
     edges=CE_EDGES,
+    bench=Bench(shape=(2048, 131072), nbytes=lambda s: 2 * s[0] * s[1] * 2 + 12 * s[0], dtype="bfloat16",
+                model="read the logits once + write the gradient once = 2 · rows · V · 2 B (bfloat16), + 12 B per "
+                      "row (target, loss)", kind="randn-dense", also=((4096, 32768), (1024, 262144))),
     timeout_s={"cpu": 180, "gpu": 60},
 ))

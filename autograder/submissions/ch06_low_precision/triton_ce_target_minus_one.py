@@ -2,6 +2,6 @@
 target's weight is 1 - ε."""
 EXERCISE = "ch06.cross_entropy_triton"
 CELL = "cross_entropy_triton"
-PATCH = [("                g = tl.where(start + c == t, g - (1.0 - smoothing), g)\n",
-          "                g = tl.where(start + c == t, g - 1.0, g)\n")]
+PATCH = [("            g = tl.where(start + c == t, g - (1.0 - smoothing), g)\n",
+          "            g = tl.where(start + c == t, g - 1.0, g)\n")]
 LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden"]
