@@ -419,6 +419,14 @@ register(Exercise(
 # where a GPU rounds to nearest: one ulp there (as in Chapter 5). Probabilities below float32's smallest normal
 # number, 2^-126, are float32 subnormals (GPUs' fast exp flushes them to 0): an absolute 2^-126 more.
 
+def _ulp_at(ref, bits: int):
+    """The ulp of a format with `bits` significant bits at each |ref| (2^(k+1-bits) in [2^k, 2^(k+1));
+    below float32's smallest normal, 2^-126, that of 2^-126)."""
+    import torch
+    _, e = torch.frexp(ref.abs().clamp_min(2.0 ** -126))
+    return torch.ldexp(torch.ones_like(ref), (e - bits).to(torch.int32))
+
+
 LOWP_KINDS = ("big", "masked", "constant", "dominant", "spread", "tiny", "wide")
 LOWP_MAX_COLS = 16384
 E4M3_MAX = 448.0
@@ -503,8 +511,7 @@ def lowp_verify(out, ref, inputs, case) -> list[str]:
                 "or 0/0 or inf/inf: an exponential that overflowed float32 (did you subtract the row max?)"]
     from course import mode
     ulps = 0.5 if mode.GPU else 1.0
-    _, e = torch.frexp(ref.clamp_min(2.0 ** -126))
-    ulp = torch.ldexp(torch.ones_like(ref), (e - 8).to(torch.int32))  # bfloat16's ulp at each reference value
+    ulp = _ulp_at(ref, 8)  # bfloat16's ulp at each reference value
     err = (y - ref).abs()
     # 1e-4: float32's own error, chiefly z = x * scale rounded to float32 (|z| 2^-24, about 1.2e-5 for logits near
     # 200), which e^(z - m) turns into a relative error twice that; below float32's smallest normal a GPU's exp
@@ -689,8 +696,7 @@ def ce_verify(out, ref, inputs, case) -> list[str]:
                 "e^(x - lse) of an lse that overflowed"]
     bits = 8 if case.dtype == "bfloat16" else 24
     ulps = 1.0 if (bits == 8 and not mode.GPU) else 0.5
-    _, e = torch.frexp(ref["grad"].abs().clamp_min(2.0 ** -126))
-    ulp = torch.ldexp(torch.ones_like(ref["grad"]), (e - bits).to(torch.int32))
+    ulp = _ulp_at(ref["grad"], bits)
     tol = ulps * ulp + 1e-4 * ref["p"] + 1e-6 * ref["onehot"] + 2.0 ** -125
     tol = torch.where(ref["ignored"][:, None], torch.zeros_like(tol), tol)
     err = (g - ref["grad"]).abs()
