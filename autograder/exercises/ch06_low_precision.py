@@ -754,8 +754,8 @@ register(Exercise(
     verify=ce_verify,
     solution="kernels_ref/ch06_low_precision/cross_entropy_triton.py",
     edges=CE_EDGES,
-    bench=Bench(shape=(2048, 131072), nbytes=lambda s: 2 * s[0] * s[1] * 2 + 12 * s[0], dtype="bfloat16",
+    bench=Bench(shape=(1024, 262144), nbytes=lambda s: 2 * s[0] * s[1] * 2 + 12 * s[0], dtype="bfloat16",
                 model="read the logits once + write the gradient once = 2 · rows · V · 2 B (bfloat16), + 12 B per "
-                      "row (target, loss)", kind="randn-dense", also=((4096, 32768), (1024, 262144))),
+                      "row (target, loss)", kind="randn-dense", also=((4096, 32768), (2048, 131072))),
     timeout_s={"cpu": 180, "gpu": 60},
 ))

@@ -3,4 +3,5 @@ of 100; the loss and every probability move with it."""
 EXERCISE = "ch06.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("        lse = m + tl.log(d)\n", "        lse = (m + tl.log(d)).to(tl.bfloat16).to(tl.float32)\n")]
-LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden"]
+LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden",
+         "test_cross_entropy_triton_bandwidth"]  # not timed: wrong

@@ -4,4 +4,5 @@ EXERCISE = "ch06.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("            g = tl.where(start + c == t, g - (1.0 - smoothing), g)\n",
           "            g = tl.where(start + c == t, g - 1.0, g)\n")]
-LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden"]
+LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden",
+         "test_cross_entropy_triton_bandwidth"]  # not timed: wrong

@@ -3,4 +3,5 @@ about 2e-4 · lse relative, 3% on rows whose lse is near 150."""
 EXERCISE = "ch06.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("        grow = 1.0 + 2.0 * z_weight * lse\n", "        grow = 1.0\n")]
-LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden"]
+LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden",
+         "test_cross_entropy_triton_bandwidth"]  # not timed: wrong

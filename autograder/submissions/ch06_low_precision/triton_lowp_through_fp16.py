@@ -4,4 +4,5 @@ becomes 0."""
 EXERCISE = "ch06.softmax_lowp_triton"
 CELL = "softmax_lowp_triton"
 PATCH = [("(e / d).to(tl.bfloat16)", "(e / d).to(tl.float16).to(tl.bfloat16)")]
-LOSES = ["test_softmax_lowp_triton", "test_softmax_lowp_triton_hidden"]
+LOSES = ["test_softmax_lowp_triton", "test_softmax_lowp_triton_hidden",
+         "test_softmax_lowp_triton_bandwidth"]  # not timed: wrong
