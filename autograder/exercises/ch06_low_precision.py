@@ -584,7 +584,7 @@ register(Exercise(
 # error in x - lse and in exp, up to about 2e-5 for logits near 300), plus 1e-6 at the target ((1 - ε)
 # rounded to float32) and 2^-125 absolute (probabilities below float32's smallest normal flush to 0).
 
-CE_KINDS = ("big", "constant", "hit", "miss", "ignored", "first", "last", "spread")
+CE_KINDS = ("big", "constant", "hit", "miss", "ignored", "first", "last", "spread", "low")
 CE_IGNORE = -100
 
 
@@ -597,9 +597,11 @@ def ce_inputs(case: Case, shape, gen, device):
     """Logits N(0, σ²), σ in [0.5, 4] per row, random targets, one row in ten ignored ("randn"; none if the
     kind says "dense"), or the
     adversarial kinds cycled over the rows: big (around 100: e^x overflows float32 without the max),
-    constant (p = 1/V), hit (-20 everywhere, +20 at the target: p_t near 1, the gradient there a small
-    difference), miss (the +20 elsewhere: a loss near 40), ignored (target -100), first and last (the target
-    is column 0 or V - 1) and spread (σ = 30: most p_j below float32's smallest normal)."""
+    constant (p = 1/V), hit (-50 everywhere, +50 at the target: p_t near 1, the gradient there a small
+    difference; and a block whose max is 100 below the running max: a running max that can go down
+    overflows e^100), miss (the +50 elsewhere: a loss near 100), ignored (target -100), first and last (the
+    target is column 0 or V - 1), spread (σ = 30: most p_j below float32's smallest normal) and low (around
+    -200: a running max started at 0 instead of -inf underflows every e^(x - m) to 0)."""
     import torch
     rows, cols = shape
     g = torch.Generator(device="cpu").manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
@@ -613,13 +615,14 @@ def ce_inputs(case: Case, shape, gen, device):
         x = torch.empty_like(b)
         for r in range(rows):
             kind = CE_KINDS[r % len(CE_KINDS)]
-            x[r] = {"big": 100.0 + 20.0 * b[r], "spread": 30.0 * b[r]}.get(kind, 2.0 * b[r])
+            shifted = {"big": 100.0 + 20.0 * b[r], "spread": 30.0 * b[r], "low": -200.0 + 10.0 * b[r]}
+            x[r] = shifted.get(kind, 2.0 * b[r])
             if kind == "constant":
                 x[r] = 3.0
             elif kind in ("hit", "miss"):
-                x[r] = -20.0
+                x[r] = -50.0
                 x[r, t[r] if kind == "hit" or cols == 1 else (t[r] + 1 + int(torch.randint(0, cols - 1, (1,),
-                                                                                          generator=g))) % cols] = 20.0
+                                                                                          generator=g))) % cols] = 50.0
             elif kind == "ignored":
                 t[r] = CE_IGNORE
             elif kind == "first":
