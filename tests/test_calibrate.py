@@ -43,3 +43,35 @@ def test_a_slower_gpu_gets_lower_bars_used_only_on_that_gpu(tmp_path):
     assert registry.calibrated("NVIDIA H100 80GB HBM3", str(tmp_path)) == {}
     shipped = registry.threshold_for("ch01.softmax_triton", "bandwidth", device="some other GPU")
     assert shipped == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"]
+
+
+H200_CH06 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", "benchmarks", "gpu_2026-11-26_s5",
+                         "bench_ch06_h200.json")
+H200_SOURCE = "benchmarks/gpu_2026-11-26_s5/bench_ch06_h200.json"
+
+
+def test_legitimate_variants_must_pass_the_calibrated_bar_and_the_known_slow_must_fail_it():
+    """The recorded H200 run of chapter 6: the cross-entropy's shipped bar (0.58, set on an H100) fails the two
+    passes without cache hints there (0.558), a legitimate variant; the calibrated bar passes it and still
+    fails three passes (0.473)."""
+    with open(H200_CH06) as f:
+        b = json.load(f)
+    (ce,) = [e for e in calibrate.bars(b) if e["exercise"] == "ch06.cross_entropy_triton"]
+    assert ce["variants"]["variant_triton_ce_no_cache_hints"] < ce["shipped"]
+    assert ce["slow"] < ce["bar"] < min(ce["variants"].values()) and ce["bar"] < ce["reference"]
+    assert "warning" not in ce
+    for e in calibrate.bars(b):
+        assert e["bar"] <= e["shipped"] + 1e-9
+        for v in e["variants"].values():
+            assert v >= e["bar"], e
+
+
+def test_the_shipped_h200_bars_are_what_calibrate_writes_from_the_recorded_run(tmp_path):
+    shipped = os.path.join(calibrate.DIR, "nvidia_h200.toml")
+    with open(H200_CH06) as f:
+        path = calibrate.write(json.load(f), str(tmp_path), source=H200_SOURCE)
+    assert open(path).read() == open(shipped).read(), "regenerate: flashcourse calibrate --bench " + H200_SOURCE
+    assert registry.threshold_for("ch06.cross_entropy_triton", "bandwidth", device="NVIDIA H200") == 0.516
+    assert registry.threshold_for("ch06.cross_entropy_triton", "bandwidth", device="NVIDIA H100 80GB HBM3") == 0.58
+    assert (registry.threshold_for("ch01.softmax_triton", "bandwidth", device="NVIDIA H200")
+            == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"])  # not measured: shipped
