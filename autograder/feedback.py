@@ -129,7 +129,7 @@ def speed_of(check: dict, device: str) -> dict | None:
     if m:
         s = {"unit": "GB/s", "value": float(m.group(1)), "fraction": float(m.group(2)) / 100,
              "roof": float(m.group(3)), "roof_name": "copy bandwidth (device-to-device, same run)"}
-        need = re.search(r"needs >= (\d+)%", msg)
+        need = re.search(r"needs >= ([\d.]+)%", msg)
         s["need"] = float(need.group(1)) / 100 if need else None
     else:
         m = re.search(r"([\d.]+) TFLOP/s = ([\d.]+)x (.+?) \(([\d.]+) TFLOP/s, same run\)", msg)
@@ -139,13 +139,13 @@ def speed_of(check: dict, device: str) -> dict | None:
              "roof": float(m.group(4)), "roof_name": f"{m.group(3)} (same run)"}
         need = re.search(r"needs >= ([\d.]+)x", msg)
         s["need"] = float(need.group(1)) if need else None
-    try:  # the exact threshold, as the judge applied it (the message rounds it)
-        from .registry import threshold_for
-        s["need"] = threshold_for(check["exercise"], check["check"])
-    except (KeyError, OSError, ValueError):
-        pass
     dev = re.search(r" on (.+?); judge's clock", msg)
     s["device"] = dev.group(1) if dev else device
+    try:  # the exact threshold, as the judge applied it on that GPU model (the message rounds it)
+        from .registry import threshold_for
+        s["need"] = threshold_for(check["exercise"], check["check"], device=s["device"] or "")
+    except (KeyError, OSError, ValueError):
+        pass
     shape = re.search(r" at \(([\d, ]+)\)", msg)
     s["shape"] = [int(x) for x in shape.group(1).split(",") if x.strip()] if shape else None
     return s

@@ -18,7 +18,7 @@ from course import mode
 
 from .execute import GUARD, Failure, check_guards
 from .exercise import TIMED_CHECKS, Case, Exercise
-from .registry import threshold_for
+from .registry import calibrated_here, threshold_for
 
 __all__ = ["Failure", "LocalRunner", "run_check", "measure_bandwidth"]
 
@@ -324,15 +324,16 @@ def _timed(ex: Exercise, check: str, runner, seed: int) -> str:
         raise Failure(f"not timed: the kernel must first pass its correctness check: {e}") from None
     m = measure_bandwidth(ex, runner, seed)
     need = threshold_for(ex.id, check)
+    whose = " (the bar calibrated for this GPU model)" if calibrated_here(ex.id, check) else ""
     at = (f"at {tuple(m['shape'])} {ex.bench.kind} {ex.bench.dtype} on {m['device']}; judge's clock, "
           f"{m['rounds']} rounds x {m['sets']} input sets, message overhead {100 * m['overhead']:.2f}%"
           + ("" if m["graph"] else ", plain launches (your wrapper could not be captured in a CUDA graph)"))
     if check == "bandwidth":
         line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
-                f"({m['copy_gbps']:.0f} GB/s) {at}; bytes = {m['model']}; needs >= {100 * need:.0f}%")
+                f"({m['copy_gbps']:.0f} GB/s) {at}; bytes = {m['model']}; needs >= {100 * need:.1f}%{whose}")
     else:
         line = (f"{m['tflops']:.0f} TFLOP/s = {m['fraction']:.2f}x {m['baseline']} ({m['baseline_tflops']:.0f} "
-                f"TFLOP/s, same run) {at}; FLOPs = {m['model']}; needs >= {need:.2f}x")
+                f"TFLOP/s, same run) {at}; FLOPs = {m['model']}; needs >= {need:.2f}x{whose}")
     if m["fraction"] > ex.bench.max_fraction:
         raise Failure(line + ": faster than the roofline allows, so the kernel skipped work")
     if m["fraction"] < need:

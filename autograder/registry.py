@@ -73,6 +73,15 @@ def calibrated(device: str, directory: str = CALIBRATED_DIR) -> dict:
     return {}
 
 
+def calibrated_here(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> bool:
+    """Whether threshold_for's bar is one calibrated for this GPU model (thresholds.d) rather than the shipped one."""
+    key = {"bandwidth": "min_fraction_of_copy", "throughput": "min_fraction_of_baseline"}[check]
+    if device is None:
+        from course import mode
+        device = mode.device_name() if mode.GPU else ""
+    return key in calibrated(device).get(exercise_id, {})
+
+
 def threshold_for(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> float:
     """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput): the bar
     calibrated for this GPU model where `flashcourse calibrate` wrote one, else the shipped one."""

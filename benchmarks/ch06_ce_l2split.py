@@ -1,18 +1,12 @@
-"""Chapter 6, exercise 4: long rows split over programs that stream their share twice, the second time from L2.
+"""Chapter 6, exercise 4: long rows split over programs that stream their share twice, the second time from L2
+(the kernel: kernels_ref/ch06_low_precision/cross_entropy_split.py), against the two-pass reference, Liger-Kernel's
+kernel and the copy of as many bytes, in one process (CUDA events, L2 flushed). Every configuration is checked
+against float64 first (ignored rows, label smoothing, in place, rows of +100 and -200).
 
-The reference reads a row twice (pass 1: max and sum; pass 2: the gradient) and relies on L2 to serve the second
-read. One program per row means that every running program has a whole row between its two reads: 132 SMs x
-512 KiB (262144 bf16 columns) is more than the H100's 50 MiB L2, so most of pass 2 comes from HBM again. Here K
-programs share a row, each takes CHUNK columns, reads them (pass 1), publishes its partial (m, d, sum x), waits
-for the K - 1 others of its row (a counter per row), merges the K partials into lse and reads its CHUNK again
-(pass 2, now from L2) to write the gradient. Nothing is held in registers across the wait, so several programs
-share an SM and one streams while another waits.
+    python benchmarks/ch06_ce_l2split.py [--focused] [OUT.json]
 
-Each program takes a ticket (an atomic counter) when it starts and works on the row and chunk its ticket names,
-so the programs of a row are running or about to start whenever one of them waits: no reliance on the order in
-which the GPU starts blocks. (Not in Triton's interpreter, which runs programs one after another.)
-
-    python benchmarks/ch06_ce_l2split.py [OUT.json]
+The first sweep (no flag) ran on an H200 and an H100, the focused one (base-2 statistics, deeper blocks,
+a pipelined pass 1) on the H100: benchmarks/gpu_2026-11-26_s5/.
 """
 from __future__ import annotations
 
@@ -21,86 +15,20 @@ import sys
 
 import torch
 import triton
-import triton.language as tl
 
 from course import timing
 from kernels_ref.ch06_low_precision import cross_entropy_triton as ref
+from kernels_ref.ch06_low_precision.cross_entropy_split import cross_entropy_split
+
+
+def ce_l2split(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0.0, chunk=16384, block=4096, warps=8,
+               exp2=False, stages=1):
+    cross_entropy_split(logits, target, loss, dlogits, z_weight, smoothing, chunk=chunk, block=block, warps=warps,
+                        exp2=exp2, stages=stages)
 
 W = 1e-4
-
-
-@triton.jit
-def ce_l2split_kernel(x_ptr, t_ptr, loss_ptr, dx_ptr, part_ptr, sync_ptr, rows, cols, z_weight, smoothing,
-                      K: tl.constexpr, KP: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
-                      SMOOTH: tl.constexpr):
-    tk = tl.atomic_add(sync_ptr + rows, 1)  # ticket: the order in which programs started
-    row = tk // K
-    k = tk - row * K
-    base = row.to(tl.int64) * cols
-    lo = k * CHUNK
-    c = tl.arange(0, BLOCK)
-    t = tl.load(t_ptr + row)
-    if t == -100:
-        for s in range(0, CHUNK, BLOCK):
-            idx = lo + s + c
-            tl.store(dx_ptr + base + idx, tl.zeros([BLOCK], tl.float32).to(dx_ptr.dtype.element_ty),
-                     mask=(idx < cols) & (s + c < CHUNK))
-        if k == 0:
-            tl.store(loss_ptr + row, 0.0)
-    else:
-        m = -float("inf")
-        d = 0.0
-        sx = 0.0
-        for s in range(0, CHUNK, BLOCK):
-            idx = lo + s + c
-            mask = (idx < cols) & (s + c < CHUNK)
-            x = tl.load(x_ptr + base + idx, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
-            m_new = tl.maximum(m, tl.max(x, axis=0))
-            # a chunk past the row's end keeps m = -inf: guard the rescale against (-inf) - (-inf)
-            d = d * tl.exp(tl.where(m_new == m, 0.0, m - m_new)) + tl.sum(tl.exp(x - m_new), axis=0)
-            m = m_new
-            if SMOOTH:
-                sx += tl.sum(tl.where(mask, x, 0.0), axis=0)
-        xt = tl.load(x_ptr + base + t).to(tl.float32)  # before anyone of the row writes (in place)
-        p = part_ptr + (row.to(tl.int64) * K + k) * 3
-        tl.store(p, m)
-        tl.store(p + 1, d)
-        tl.store(p + 2, sx)
-        n = tl.atomic_add(sync_ptr + row, 1, sem="release") + 1  # release: the partial before the count
-        while n < K:
-            n = tl.load(sync_ptr + row, volatile=True)
-        tl.atomic_add(sync_ptr + row, 0, sem="acquire")  # acquire: the others' partials are seen after this
-        kk = tl.arange(0, KP)
-        q = part_ptr + (row.to(tl.int64) * K + kk) * 3
-        ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
-        ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
-        M = tl.max(ms, axis=0)
-        lse = M + tl.log(tl.sum(tl.where(ds > 0, ds * tl.exp(ms - M), 0.0), axis=0))
-        if k == 0:
-            sxs = 0.0
-            if SMOOTH:
-                sxs = tl.sum(tl.load(q + 2, mask=kk < K, other=0.0, volatile=True), axis=0)
-            tl.store(loss_ptr + row, lse - (1.0 - smoothing) * xt - smoothing / cols * sxs + z_weight * lse * lse)
-        grow = 1.0 + 2.0 * z_weight * lse
-        for s in range(0, CHUNK, BLOCK):
-            idx = lo + s + c
-            mask = (idx < cols) & (s + c < CHUNK)
-            x = tl.load(x_ptr + base + idx, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            g = tl.exp(x - lse) * grow - smoothing / cols
-            g = tl.where(idx == t, g - (1.0 - smoothing), g)
-            tl.store(dx_ptr + base + idx, g.to(dx_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
-
-
-def ce_l2split(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0.0, chunk=16384, block=4096, warps=8):
-    rows, cols = logits.shape
-    chunk = min(chunk, triton.next_power_of_2(cols))
-    block = min(block, chunk)
-    k = triton.cdiv(cols, chunk)
-    part = torch.empty(rows * k * 3, dtype=torch.float32, device=logits.device)
-    sync = torch.zeros(rows + 1, dtype=torch.int32, device=logits.device)
-    ce_l2split_kernel[(rows * k,)](logits, target, loss, dlogits, part, sync, rows, cols, z_weight, smoothing,
-                                   K=k, KP=triton.next_power_of_2(k), CHUNK=chunk, BLOCK=block,
-                                   SMOOTH=smoothing != 0, num_warps=warps)
+# (CHUNK, BLOCK, warps): the best of a wider sweep on an H200 (benchmarks/gpu_2026-11-26_s5/ce_l2split.log)
+CONFIGS = ((16384, 8192, 8), (32768, 8192, 8), (32768, 16384, 16), (65536, 8192, 8), (32768, 4096, 4))
 
 
 def want64(x, t, smoothing):
@@ -131,6 +59,43 @@ def check(label, fn, x, t, smoothing, inplace):
     return ok
 
 
+def focused(path):
+    """The second sweep (H100, same session): base-2 statistics only, deeper blocks and a pipelined pass 1."""
+    print(torch.cuda.get_device_name(), flush=True)
+    out = []
+    for (rows, cols), dt in (((2048, 131072), torch.bfloat16), ((1024, 262144), torch.bfloat16)):
+        x = (torch.randn(rows, cols, device="cuda") * 2).to(dt)
+        t = torch.randint(0, cols, (rows,), device="cuda")
+        loss = torch.empty(rows, device="cuda")
+        dx = torch.empty_like(x)
+        bad = 0
+        for stages in (1, 2, 3):
+            bad += not check(f"l2split stages {stages}", lambda *a, st=stages: ce_l2split(
+                *a, chunk=32768, block=8192, warps=8, exp2=True, stages=st), x[:64], t[:64], 0.1, True)
+        nbytes = 2 * x.numel() * x.element_size() + 12 * rows
+        copy = timing.copy_gbps(nbytes)
+        print(f"{rows}x{cols} {dt}: copy {copy:.0f} GB/s, {bad} checks wrong", flush=True)
+        runs = [("reference (two passes, one program per row)", lambda: ref.cross_entropy(x, t, loss, dx, W))]
+        for name, fn in runs + [
+                (f"l2split CHUNK {c} BLOCK {b} warps {w} exp2 stages {st}",
+                 lambda c=c, b=b, w=w, st=st: ce_l2split(x, t, loss, dx, W, chunk=c, block=b, warps=w, exp2=True,
+                                                         stages=st))
+                for c, b, w, st in ((32768, 8192, 8, 1), (32768, 8192, 8, 2), (32768, 8192, 8, 3),
+                                    (32768, 16384, 8, 1), (65536, 16384, 8, 1), (16384, 8192, 8, 2),
+                                    (32768, 8192, 16, 2))]:
+            try:
+                g = timing.gbps(nbytes, timing.bench(fn))
+            except Exception as e:  # noqa: BLE001
+                print(f"  {name:52} failed: {type(e).__name__} {str(e)[:150]}", flush=True)
+                continue
+            out.append({"shape": [rows, cols], "dtype": str(dt), "variant": name, "gbps": g, "fraction": g / copy})
+            print(f"  {name:52} {100 * g / copy:5.1f}% of copy", flush=True)
+    if path:
+        with open(path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "runs": out}, f, indent=1)
+    return 0
+
+
 def main(path):
     print(torch.cuda.get_device_name(), flush=True)
     bad = 0
@@ -142,10 +107,10 @@ def main(path):
         x[1::5] -= 200
         t = torch.randint(0, cols, (rows,), device="cuda")
         t[1::4] = -100
-        for cfg in ((16384, 4096, 8), (8192, 2048, 4), (32768, 8192, 16)):
+        for cfg in ((16384, 4096, 8, False), (8192, 2048, 4, True), (32768, 8192, 8, True)):
             for sm, ip in ((0.0, False), (0.1, True)):
                 bad += not check(f"l2split {cfg}", lambda *a, cfg=cfg: ce_l2split(*a, chunk=cfg[0], block=cfg[1],
-                                                                                   warps=cfg[2]),
+                                                                                   warps=cfg[2], exp2=cfg[3]),
                                  x, t, sm, ip)
     print(f"checks: {bad} wrong", flush=True)
     liger = None
@@ -170,12 +135,13 @@ def main(path):
             print(f"  {name:48} {100 * g / copy:5.1f}% of copy", flush=True)
 
         record("reference (two passes, one program per row)", lambda: ref.cross_entropy(x, t, loss, dx, W))
-        for chunk in (8192, 16384, 32768):
-            for block, warps in ((2048, 4), (4096, 8), (8192, 8), (8192, 16), (16384, 16)):
-                if block > chunk:
-                    continue
-                record(f"l2split CHUNK {chunk} BLOCK {block} warps {warps}",
-                       lambda: ce_l2split(x, t, loss, dx, W, chunk=chunk, block=block, warps=warps))
+        for chunk, block, warps in CONFIGS:
+            for exp2 in (False, True):
+                record(f"l2split CHUNK {chunk} BLOCK {block} warps {warps}{' exp2' if exp2 else ''}",
+                       lambda: ce_l2split(x, t, loss, dx, W, chunk=chunk, block=block, warps=warps, exp2=exp2))
+        xi = x.clone()
+        record("l2split CHUNK 32768 BLOCK 8192 warps 8 exp2, in place",
+               lambda: ce_l2split(xi, t, loss, xi, W, chunk=32768, block=8192, warps=8, exp2=True))
         if liger is not None:
             xl = x.clone()
             lg = torch.empty(rows, dtype=dt, device="cuda")
@@ -198,4 +164,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else None))
+    focus = "--focused" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--focused"]
+    sys.exit((focused if focus else main)(args[0] if args else None))

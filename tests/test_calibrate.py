@@ -75,3 +75,16 @@ def test_the_shipped_h200_bars_are_what_calibrate_writes_from_the_recorded_run(t
     assert registry.threshold_for("ch06.cross_entropy_triton", "bandwidth", device="NVIDIA H100 80GB HBM3") == 0.58
     assert (registry.threshold_for("ch01.softmax_triton", "bandwidth", device="NVIDIA H200")
             == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"])  # not measured: shipped
+
+
+def test_the_feedback_reads_the_bar_of_the_gpu_the_check_ran_on():
+    from autograder.feedback import speed_of
+    msg = ("2315 GB/s = 56% of the copy bandwidth (4134 GB/s) at (1024, 262144) randn-dense bfloat16 on {dev}; "
+           "judge's clock, 40 rounds x 2 input sets, message overhead 0.02%; bytes = 2 · rows · V · 2 B; "
+           "needs >= {need}")
+    check = {"exercise": "ch06.cross_entropy_triton", "check": "bandwidth"}
+    h200 = speed_of(dict(check, message=msg.format(dev="NVIDIA H200", need="51.6% (the bar calibrated for this "
+                                                                            "GPU model)")), "cpu")
+    h100 = speed_of(dict(check, message=msg.format(dev="NVIDIA H100 80GB HBM3", need="58.0%")), "cpu")
+    assert (h200["need"], h200["device"]) == (0.516, "NVIDIA H200")
+    assert (h100["need"], h100["device"]) == (0.58, "NVIDIA H100 80GB HBM3")
