@@ -267,10 +267,25 @@ def is_current(course: str, chapter: str, student: str, result: dict | None) -> 
 _WORKER: dict = {}
 
 
+GPU_WORKER_ENV = {"FLASHCOURSE_MODE": "gpu", "FLASHCOURSE_MODE_PROBED": "1"}
+
+
 def _init_worker(gpus, course: str, chapter: str) -> None:
-    """In each worker process, before CUDA: the GPU it grades on."""
+    """In each worker process, before CUDA: the GPU it grades on.
+
+    CUDA reads CUDA_VISIBLE_DEVICES once, when the driver starts. A spawned worker imports this module (and
+    `course`) before it runs this function, so that import must not start the driver: the parent passes
+    GPU_WORKER_ENV (the mode is known, no probe). Measured on two H100s (2026-11-26), where the probe ran: every
+    judge on GPU 0, half of the runners on GPU 1 reading the judge's buffers across the link, and their timed
+    checks failed. Hence the check below: a worker that sees more than its one GPU stops the run, loudly."""
     if gpus is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
+        gpu = str(gpus.get())
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+        import torch
+        seen = torch.cuda.device_count()
+        if seen != 1:
+            raise RuntimeError(f"a grading worker meant for GPU {gpu} sees {seen} GPUs: CUDA started before "
+                               "CUDA_VISIBLE_DEVICES was set (see autograder.classgrade._init_worker)")
     os.chdir(course)  # the sandbox hides the instructor's files of the working directory: this course's
     _WORKER.update(course=course, chapter=chapter)
 
@@ -331,6 +346,7 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
     ctx = multiprocessing.get_context("spawn")  # fresh workers: no CUDA state, their own GPU
     queue = None
     if gpus:
+        os.environ.update(GPU_WORKER_ENV)  # inherited by the workers spawned below: no CUDA before their GPU is set
         queue = ctx.Queue()
         for k in range(jobs):
             queue.put(gpus[k % len(gpus)])

@@ -204,3 +204,24 @@ with (lock.exclusive() if kind == "timed" else lock.shared()):
     for t, k, e in events:
         if k == "quiet":
             assert not timed[0] < t < timed[1], f"quiet work {e} at {t} inside the timed window {timed}"
+
+
+def test_a_gpu_worker_imports_course_without_starting_cuda():
+    """A spawned worker imports `course` before it learns its GPU; with the environment the parent hands it, that
+    import must not probe CUDA (the probe starts the driver, which then ignores CUDA_VISIBLE_DEVICES: on two
+    H100s every judge landed on GPU 0)."""
+    code = ("import torch\n"
+            "def probe(*a, **k):\n"
+            "    raise SystemExit('CUDA probed while importing course')\n"
+            "torch.cuda.is_available = probe\n"
+            "torch.cuda.device_count = probe\n"
+            "import course\n"
+            "from course import mode\n"
+            "assert mode.GPU, mode.MODE\n")
+    env = dict(os.environ, **classgrade.GPU_WORKER_ENV)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    env = dict(os.environ, FLASHCOURSE_MODE="gpu")
+    env.pop("FLASHCOURSE_MODE_PROBED", None)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert "CUDA probed" in r.stderr + r.stdout  # without it, the import probes: the test can fail
