@@ -28,7 +28,8 @@ for step in "$@"; do
     grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
     lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
-    ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log" ;;&
+    ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
+            python3 benchmarks/ch06_ce_l2split.py "$OUT/ch06_ce_l2split.json" 2>&1 | tee -a "$OUT/ce_l2split.log" ;;&
     class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all --jobs 4 \
                  --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -20 ;;
   esac
