@@ -276,8 +276,51 @@ def welford_chan():
     return fig
 
 
+def split_rows():
+    """Chapter 6: one program per row against K programs per row (a ticket, pass 1, partial and counter, wait,
+    merge, pass 2); what each program holds between its two reads of a column."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 4.4), gridspec_kw={"height_ratios": [1, 2.2]})
+    for ax in axes:
+        ax.set_axis_off()
+        ax.set_xlim(-16, 100)
+    a = axes[0]
+    a.set_ylim(0, 10)
+    a.text(-16, 9.3, "one program per row: V columns between the two reads of a column", fontsize=9,
+           fontweight="bold", va="top")
+    _box(a, 0, 2.5, 44, 4, "pass 1: read all V columns (HBM)", fc="#c6dbef")
+    _box(a, 44, 2.5, 4, 4, "lse", fc="#fdd0a2", fs=7)
+    _box(a, 48, 2.5, 44, 4, "pass 2: read them again, write the gradient", fc="#c7e9c0")
+    a.text(-2, 4.5, "program", ha="right", va="center", fontsize=8)
+    _arrow(a, (2, 1.5), (50, 1.5), color=C[3], style="<->")
+    a.text(26, 0.2, "a whole row waits in L2 for its second read", ha="center", fontsize=8, color=C[3])
+    b = axes[1]
+    b.set_ylim(0, 22)
+    b.text(-16, 21.5, "K programs per row (here K = 4): C = V/K columns between the two reads", fontsize=9,
+           fontweight="bold", va="top")
+    starts = [0.0, 2.0, 4.0, 7.0]  # programs start at slightly different times (ticket order)
+    lengths = [40.0, 44.0, 37.0, 41.0]  # and their first passes take different times
+    done = max(s0 + 2 + n + 3 for s0, n in zip(starts, lengths))  # the last partial stored
+    for k, (s0, n) in enumerate(zip(starts, lengths)):
+        y = 15 - 4.2 * k
+        b.text(-2, y + 1.5, f"ticket {k}: columns\n[{k}C, {k + 1}C)", ha="right", va="center", fontsize=7)
+        _box(b, s0, y, 2, 3, "", fc=C[7])
+        _box(b, s0 + 2, y, n, 3, "pass 1 (HBM)", fc="#c6dbef", fs=7)
+        end1 = s0 + 2 + n
+        _box(b, end1, y, 3, 3, "", fc=C[1])
+        if done - (end1 + 3) > 0.5:
+            _box(b, end1 + 3, y, done - end1 - 3, 3, "wait" if done - end1 - 3 > 4 else "", fc="#f0f0f0", fs=7)
+        _box(b, done, y, 5, 3, "lse", fc="#fdd0a2", fs=7)
+        _box(b, done + 5, y, n * 0.8, 3, "pass 2 (L2) + gradient", fc="#c7e9c0", fs=7)
+    b.plot([done, done], [2.2, 18.6], ls="--", color=C[1], lw=1)
+    b.text(done + 1, 18.9, "counter = K: every partial stored", fontsize=7, color=C[1], va="bottom")
+    b.text(-16, -0.2, "grey: take a ticket (atomic add); orange: store the partial (m, d, sum x), then raise the "
+           "row's counter (release); lse: read the K partials (acquire) and merge them", fontsize=7, va="bottom")
+    fig.tight_layout()
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
-                                     online_softmax, flash_tiles, welford_chan)}
+                                     online_softmax, flash_tiles, welford_chan, split_rows)}
 
 
 def script_hash() -> str:
