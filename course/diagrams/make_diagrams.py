@@ -319,8 +319,50 @@ def split_rows():
     return fig
 
 
+def q526_split():
+    """Chapter 6: z in Q5.26 split into r (its low 24 bits) and R = r - z (bits 24-30 pick table constants)."""
+    z_real = -5.3  # an example; everything below is computed from it
+    z = round(z_real * 2**26)
+    low = z % (1 << 24)  # the low 24 bits of z (two's complement): z mod 1/4
+    r = low - (1 << 24)
+    big_r = r - z  # a multiple of 1/4 (2^24) below 32
+    zbits = z & 0xFFFFFFFF
+    fig, ax = _blank((10, 3.3))
+    ax.set_xlim(-7, 33)
+    ax.set_ylim(-1.8, 8.3)
+    w = 1.0
+
+    def word(y, bits, label, colour_of):
+        ax.text(-0.5, y + 0.5, label, ha="right", va="center", fontsize=8)
+        for b in range(32):
+            x = 31 - b  # bit 31 on the left
+            _box(ax, x, y, w, 1, str((bits >> b) & 1), fc=colour_of(b), fs=6)
+
+    word(6, zbits, f"z = {z_real} in Q5.26", lambda b: "#c6dbef" if b < 24 else "#f0f0f0")
+    ax.text(31 - 11.5, 7.35, f"low 24 bits: z mod 1/4 = r + 1/4, so r = {r / 2**26:.4f}", ha="center", fontsize=8,
+            color=C[0])
+    word(3, big_r, f"R = r - z = {big_r / 2**26:g}", lambda b: (C[1] if (big_r >> b) & 1 else "#fdd0a2")
+         if 24 <= b <= 30 else "#f0f0f0")
+    consts = ["1/4", "1/2", "1", "2", "4", "8", "16"]
+    for j in range(7):
+        x = 31 - (24 + j) + 0.5
+        on = (big_r >> (24 + j)) & 1
+        ax.text(x, 4.15 + 0.55 * (j % 2), consts[j], ha="center", va="bottom", fontsize=7)
+        ax.text(x, 2.75 - 0.75 * (j % 2), f"$e^{{-{consts[j]}}}$", ha="center", va="top", fontsize=8 if on else 6,
+                color="black" if on else C[7])
+    used = [consts[j] for j in range(7) if (big_r >> (24 + j)) & 1]
+    ax.text(15.5, -1.0, "$e^{z} = e^{r}$ (polynomial, $r \\in [-1/4, 0)$) $\\times$ "
+            + " $\\times$ ".join(f"$e^{{-{c}}}$" for c in used) + "  (table constants, one multiply each)",
+            ha="center", fontsize=9)
+    ax.text(-0.5, 2.0, "bits 24-30 of R\npick constants", ha="right", va="center", fontsize=7)
+    for b, t in ((31, "31"), (24, "24"), (0, "0")):
+        ax.text(31 - b + 0.5, 8.0, t, ha="center", fontsize=7, color=C[7])
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
-                                     online_softmax, flash_tiles, welford_chan, split_rows)}
+                                     online_softmax, flash_tiles, welford_chan, split_rows,
+                                     q526_split)}
 
 
 def script_hash() -> str:
