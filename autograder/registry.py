@@ -73,23 +73,25 @@ def calibrated(device: str, directory: str = CALIBRATED_DIR) -> dict:
     return {}
 
 
-def calibrated_here(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> bool:
-    """Whether threshold_for's bar is one calibrated for this GPU model (thresholds.d) rather than the shipped one."""
+def _own_bar(exercise_id: str, check: str, device: str | None) -> tuple[str, dict]:
+    """The threshold's key for this check, and this GPU model's calibrated entry for the exercise (or {})."""
     key = {"bandwidth": "min_fraction_of_copy", "throughput": "min_fraction_of_baseline"}[check]
     if device is None:
         from course import mode
         device = mode.device_name() if mode.GPU else ""
-    return key in calibrated(device).get(exercise_id, {})
+    return key, calibrated(device).get(exercise_id, {})
+
+
+def calibrated_here(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> bool:
+    """Whether threshold_for's bar is one calibrated for this GPU model (thresholds.d) rather than the shipped one."""
+    key, own = _own_bar(exercise_id, check, device)
+    return key in own
 
 
 def threshold_for(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> float:
     """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput): the bar
     calibrated for this GPU model where `flashcourse calibrate` wrote one, else the shipped one."""
-    key = {"bandwidth": "min_fraction_of_copy", "throughput": "min_fraction_of_baseline"}[check]
-    if device is None:
-        from course import mode
-        device = mode.device_name() if mode.GPU else ""
-    own = calibrated(device).get(exercise_id, {})
+    key, own = _own_bar(exercise_id, check, device)
     if key in own:
         return float(own[key])
     t = thresholds().get(exercise_id)

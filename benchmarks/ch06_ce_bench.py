@@ -259,6 +259,21 @@ def cross_entropy_coop(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0
     cross_entropy_coop_kernel[(groups * k,)](*args, GROUPS=groups, **meta)
 
 
+def liger_launch(liger, xl, t, lg):
+    """Liger-Kernel 0.8.5's fused cross-entropy kernel alone, in place on xl (loss per row into lg), z-loss W,
+    blocks of up to 32768 columns and 32 warps, as its own wrapper launches it."""
+    rows, cols = xl.shape
+    liger.liger_cross_entropy_kernel[(rows,)](
+        X_ptr=xl, X_stride=xl.stride(-2), Y_ptr=t, Y_stride=t.stride(-1), weight_ptr=None,
+        loss_ptr=lg, z_loss_ptr=None, loss_stride=1, token_accuracy_ptr=None,
+        token_accuracy_stride=0, predicted_tokens_ptr=None, predicted_tokens_stride=0, n_cols=cols,
+        n_non_ignore=rows, sum_non_ignore_weight=rows, weight_sum=0.0, ignore_index=-100,
+        lse_square_scale=W, label_smoothing=0.0, reduction="sum", softcap=None, RETURN_Z_LOSS=False,
+        RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False,
+        BLOCK_SIZE=min(65536 // 2, triton.next_power_of_2(cols)), HAS_WEIGHT=False,
+        HAS_SOFTCAPPING=False, HAS_GRADIENTS=True, num_warps=32)
+
+
 def reference64(x, t):
     x = x.double()
     lse = torch.logsumexp(x, -1)
@@ -360,17 +375,9 @@ def main(path: str | None) -> int:
         if liger is not None:
             xl = x.clone()
             lg = torch.empty(rows, dtype=dt, device="cuda")
-            blk = min(65536 // 2, triton.next_power_of_2(cols))
 
             def liger_kernel():
-                liger.liger_cross_entropy_kernel[(rows,)](
-                    X_ptr=xl, X_stride=xl.stride(-2), Y_ptr=t, Y_stride=t.stride(-1), weight_ptr=None,
-                    loss_ptr=lg, z_loss_ptr=None, loss_stride=1, token_accuracy_ptr=None,
-                    token_accuracy_stride=0, predicted_tokens_ptr=None, predicted_tokens_stride=0, n_cols=cols,
-                    n_non_ignore=rows, sum_non_ignore_weight=rows, weight_sum=0.0, ignore_index=-100,
-                    lse_square_scale=W, label_smoothing=0.0, reduction="sum", softcap=None, RETURN_Z_LOSS=False,
-                    RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False, BLOCK_SIZE=blk, HAS_WEIGHT=False,
-                    HAS_SOFTCAPPING=False, HAS_GRADIENTS=True, num_warps=32)
+                liger_launch(liger, xl, t, lg)
 
             def liger_check():
                 xl.copy_(x)

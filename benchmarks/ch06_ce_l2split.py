@@ -11,14 +11,17 @@ a pipelined pass 1) on the H100: benchmarks/gpu_2026-11-26_s5/.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
-import triton
 
 from course import timing
 from kernels_ref.ch06_low_precision import cross_entropy_triton as ref
 from kernels_ref.ch06_low_precision.cross_entropy_split import cross_entropy_split
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ch06_ce_bench import liger_launch  # noqa: E402  (one launch of Liger-Kernel's kernel for both benchmarks)
 
 
 def ce_l2split(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0.0, chunk=16384, block=4096, warps=8,
@@ -147,15 +150,7 @@ def main(path):
             lg = torch.empty(rows, dtype=dt, device="cuda")
 
             def liger_kernel():
-                liger.liger_cross_entropy_kernel[(rows,)](
-                    X_ptr=xl, X_stride=xl.stride(-2), Y_ptr=t, Y_stride=t.stride(-1), weight_ptr=None,
-                    loss_ptr=lg, z_loss_ptr=None, loss_stride=1, token_accuracy_ptr=None,
-                    token_accuracy_stride=0, predicted_tokens_ptr=None, predicted_tokens_stride=0, n_cols=cols,
-                    n_non_ignore=rows, sum_non_ignore_weight=rows, weight_sum=0.0, ignore_index=-100,
-                    lse_square_scale=W, label_smoothing=0.0, reduction="sum", softcap=None, RETURN_Z_LOSS=False,
-                    RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False,
-                    BLOCK_SIZE=min(32768, triton.next_power_of_2(cols)), HAS_WEIGHT=False,
-                    HAS_SOFTCAPPING=False, HAS_GRADIENTS=True, num_warps=32)
+                liger_launch(liger, xl, t, lg)
             record("Liger-Kernel kernel (in place, 32 warps)", liger_kernel)
     if path:
         with open(path, "w") as f:

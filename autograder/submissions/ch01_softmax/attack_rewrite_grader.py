@@ -1,12 +1,14 @@
-"""Attack: from inside a solution cell, try to rewrite what decides grades (the speed thresholds and the
-grader's own source); answer right only if a write got through"""
+"""Attack: from inside a solution cell, try to rewrite what decides grades (the speed thresholds, the per-GPU
+bars of thresholds.d/ that the judge reads at each timed check, and the grader's own source); answer right
+only if a write got through"""
 EXERCISE = "ch01.safe_softmax"
 CELL = "safe_softmax"
 PATCH = [("    m = x.max(axis=-1, keepdims=True)  # subtract the row max: every exponent <= 0\n",
           "    import os, autograder\n"
           "    root = os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))\n"
           "    wrote = False\n"
-          "    for p in ('autograder/thresholds.toml', 'autograder/grading.py', 'autograder/runner.py'):\n"
+          "    for p in ('autograder/thresholds.toml', 'autograder/thresholds.d/nvidia_h200.toml',\n"
+          "              'autograder/thresholds.d/zz_student.toml', 'autograder/grading.py', 'autograder/runner.py'):\n"
           "        try:\n"
           "            with open(os.path.join(root, p), 'a'):  # appends nothing: a write that got through\n"
           "                wrote = True\n"
