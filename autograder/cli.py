@@ -174,6 +174,9 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="only list the mutants' ids")
     p.add_argument("--only", help="grade only mutants whose id contains this (no report written); "
                                   "'reclassify': apply the equivalence table to the committed reports")
+    p.add_argument("--gpu-recheck", action="store_true",
+                   help="on a GPU: grade the CPU report's equivalent and surviving mutants and the timed mutants "
+                        "with every check, timed ones included")
     a = ap.parse_args(argv)
     if a.cmd == "build":
         return cmd_build(_chapters(a.chapters))
@@ -202,7 +205,7 @@ def main(argv=None) -> int:
         return student_pack(a.dest, tar=a.tar, force=a.force)
     if a.cmd == "mutate":
         from .mutate import main as mutate_main
-        return mutate_main(_chapters(a.chapters), a.sample, a.json, a.jobs, a.list, a.only)
+        return mutate_main(_chapters(a.chapters), a.sample, a.json, a.jobs, a.list, a.only, a.gpu_recheck)
     if a.cmd == "bench" and a.grading:
         from .bench_grading import main as grading_main
         return grading_main(a.rest)

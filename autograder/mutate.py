@@ -16,8 +16,13 @@ A mutant is
               them apart;
   survived    otherwise: a hole in the checks (or a legal variant the table should name).
 
-Launch meta-parameters (num_warps, num_stages) are not mutated: the Triton interpreter ignores them
-and only a GPU's timed checks can judge them.
+Launch meta-parameters (num_warps, num_stages) are not mutated by the CPU run: the Triton interpreter
+ignores them and only a GPU's timed checks can judge them.
+
+On a GPU, `flashcourse mutate CH --gpu-recheck` grades what the CPU run could not settle, with every check
+including the timed ones (each timed check has the GPU alone, as in class grading): the committed report's
+equivalent and surviving mutants, and the timed mutants (`timed_mutants`: each Triton launch's num_warps
+set to 1, which changes the speed and nothing else). It writes benchmarks/mutation/gpu/<chapter>_<gpu>.json.
 
 Mutant ids are deterministic: `<file>:<line>:<col>:<rule>` (the line and column in the reference
 file), so a sample (`--sample N`: every k-th mutant of the sorted list) and the table are stable.
@@ -503,6 +508,40 @@ def mutants_for_chapter(chapter: str) -> list[Mutant]:
     return [m for ex in chapter_exercises(chapter) for m in mutants_for_exercise(ex)]
 
 
+WARPS = re.compile(r"num_warps\s*=\s*")
+
+
+def timed_mutants(chapter: str) -> list[Mutant]:
+    """Mutants only a GPU's clock can kill: every Triton launch of a reference (inside its solution regions)
+    with num_warps=1. The output is the same; a row is then reduced by 32 threads, which cannot keep enough
+    loads in flight, so the bandwidth check must fail."""
+    out = []
+    for ex in chapter_exercises(chapter):
+        if ex.solution.endswith(".cu"):
+            continue
+        path = os.path.join(ROOT, ex.solution)
+        part, offset = notebook_part(path), _file_offset(path)
+        lines = part.splitlines(keepends=True)
+        for a, b in _regions([ln.rstrip("\n") for ln in lines]):
+            for i in range(a - 1, b):
+                for k in WARPS.finditer(lines[i]):
+                    # a launch's keyword argument, not an assignment `num_warps = ...`
+                    if not lines[i][:k.start()].rstrip().endswith((",", "(")):
+                        continue
+                    rest = lines[i][k.end():]
+                    depth, j = 0, 0
+                    while j < len(rest) and not (depth == 0 and rest[j] in ",)"):
+                        depth += rest[j] in "([{"
+                        depth -= rest[j] in ")]}"
+                        j += 1
+                    new_line = lines[i][:k.end()] + "1" + rest[j:]
+                    new = "".join(lines[:i] + [new_line] + lines[i + 1:])
+                    mid = f"{ex.solution}:{i + 1 + offset}:{k.start()}:timed_num_warps_1"
+                    out.append(Mutant(mid, ex.id, ex.solution, "timed_num_warps_1", i + 1 + offset, new,
+                                      _diff(part, new, ex.solution, offset)))
+    return out
+
+
 def sample(mutants: list[Mutant], n: int | None) -> list[Mutant]:
     """A deterministic sample: n mutants spread evenly over the list (every exercise and rule kept in order)."""
     if not n or n >= len(mutants):
@@ -550,6 +589,19 @@ def _chapter_of(exercise_id: str) -> str:
     return registry.get(exercise_id).chapter
 
 
+def _check(s, ex_id: str, check: str, seed, timeout):
+    """One check; on a GPU under the class grader's GPU lock (a timed check has the GPU alone)."""
+    from course import mode
+
+    from .exercise import TIMED_CHECKS
+    if not mode.GPU:
+        return s.check(ex_id, check, seed=seed, timeout=timeout)
+    from .classgrade import GpuLock, _gpu_name
+    lock = GpuLock(_gpu_name())
+    with lock.exclusive() if check in TIMED_CHECKS else lock.shared():
+        return s.check(ex_id, check, seed=seed, timeout=timeout)
+
+
 def grade(m: Mutant, timeout: float = CHECK_TIMEOUT_S, seed: int | None = None) -> Outcome:
     """Grade one mutant in a warm runner of its own: killed at the first failing check."""
     from .runner import Session
@@ -559,7 +611,7 @@ def grade(m: Mutant, timeout: float = CHECK_TIMEOUT_S, seed: int | None = None) 
     with Session(cells) as s:
         for ex in graded:
             for check in quiet_checks(ex):
-                r = s.check(ex.id, check, seed=seed, timeout=timeout)
+                r = _check(s, ex.id, check, seed, timeout)
                 if not r.passed:
                     return Outcome(m.id, "killed", f"{ex.id}:{check}", r.message[:300], time.monotonic() - t0)
     return Outcome(m.id, "survived", seconds=time.monotonic() - t0)
@@ -743,6 +795,49 @@ def reclassify(report: dict) -> dict:
     return report
 
 
+def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = None) -> dict:
+    """On a GPU: grade, with every check (timed ones included), the mutants the committed CPU report left
+    unsettled (equivalent or survived) and the timed mutants. Killed here means the GPU tells them apart
+    from the reference: a wrong output a CPU cannot see, or a speed below the exercise's bar."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from course import mode
+    if not mode.GPU:
+        raise SystemExit("--gpu-recheck needs a GPU (it runs the timed checks)")
+    with open(os.path.join(REPORT_DIR, f"{chapter}.json")) as f:
+        cpu = json.load(f)
+    unsettled = [e["id"] for e in cpu.get("equivalent_mutants", [])] + [s["id"] for s in cpu["survived"]]
+    by_id = {m.id: m for m in mutants_for_chapter(chapter)}
+    chosen = [by_id[i] for i in unsettled if i in by_id] + timed_mutants(chapter)
+    if ids:
+        chosen = [m for m in chosen if any(x in m.id for x in ids)]
+    cpu_status = {e["id"]: "equivalent" for e in cpu.get("equivalent_mutants", [])}
+    cpu_status.update({s["id"]: "survived" for s in cpu["survived"]})
+    t0 = time.monotonic()
+
+    def one(m: Mutant) -> Outcome:
+        try:
+            o = grade(m, timeout=60.0)
+        except Exception as e:  # noqa: BLE001 - the harness failed, not the grader: say so
+            o = Outcome(m.id, "error", message=f"{type(e).__name__}: {e}")
+        log(f"{o.status:9} {o.seconds:5.1f}s {m.id} [{cpu_status.get(m.id, 'timed mutant')} on CPU] {o.by} "
+            f"{o.message[:160]}".replace("\n", " | "))
+        return o
+
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(one, chosen))
+    rows = [{"id": o.id, "cpu": cpu_status.get(o.id, "timed mutant"), "gpu": o.status, "by": o.by,
+             "message": o.message[:400], "seconds": round(o.seconds, 1)} for o in results]
+    timed = [r for r in rows if r["cpu"] == "timed mutant"]
+    return {"chapter": chapter, "device": mode.device_name(), "mode": mode.MODE,
+            "checks": "every check, timed ones included (each timed check with the GPU alone)",
+            "rechecked": len(rows), "seconds": round(time.monotonic() - t0, 1),
+            "cpu_survivors_killed_here": sum(r["cpu"] == "survived" and r["gpu"] == "killed" for r in rows),
+            "cpu_equivalents_killed_here": sum(r["cpu"] == "equivalent" and r["gpu"] == "killed" for r in rows),
+            "timed_mutants": len(timed), "timed_mutants_killed": sum(r["gpu"] == "killed" for r in timed),
+            "errors": sum(r["gpu"] == "error" for r in rows), "mutants": rows}
+
+
 def _count(items) -> dict:
     out: dict = {}
     for x in items:
@@ -759,10 +854,26 @@ def _rules(results, by_id) -> dict:
 
 
 def main(chapters: list[str], n_sample: int | None = None, json_path: str | None = None,
-         jobs: int = 2, list_only: bool = False, only: str | None = None) -> int:
+         jobs: int = 2, list_only: bool = False, only: str | None = None, recheck: bool = False) -> int:
     """`only`: grade just the mutants whose id contains this text (a file, a rule); no report is written."""
     from concurrent.futures import ThreadPoolExecutor
     bad = 0
+    if recheck:
+        from course import mode
+        for chapter in chapters:
+            r = gpu_recheck(chapter, jobs, log=lambda s: print(s, flush=True), ids=[only] if only else None)
+            gpu = re.sub(r"[^a-z0-9]+", "_", mode.device_name().lower()).strip("_")
+            path = json_path or os.path.join(REPORT_DIR, "gpu", f"{chapter}_{gpu}.json")
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(r, f, indent=1)
+                f.write("\n")
+            print(f"{chapter} on {r['device']}: {r['rechecked']} rechecked in {r['seconds']:.0f} s; CPU survivors "
+                  f"killed here {r['cpu_survivors_killed_here']}, CPU equivalents killed here "
+                  f"{r['cpu_equivalents_killed_here']}, timed mutants killed {r['timed_mutants_killed']} of "
+                  f"{r['timed_mutants']}, errors {r['errors']} -> {path}", flush=True)
+            bad += bool(r["errors"])
+        return 1 if bad else 0
     if only == "reclassify":  # apply the current table to the committed reports
         for chapter in chapters:
             path = os.path.join(REPORT_DIR, f"{chapter}.json")

@@ -1,6 +1,6 @@
 """How fast a class is graded: a synthetic class, graded end to end as `flashcourse autograde` does.
 
-    python benchmarks/grade_class.py CH --students N [--jobs J] [--mix blank|all] [--json OUT]
+    python benchmarks/grade_class.py CH --students N [--jobs J] [--mix blank|all] [--json OUT] [--keep DIR]
 
 The class: N students cycling through the chapter's solution notebook, its blank release and, with
 `--mix all`, every known-wrong, attack and variant submission (autograder/submissions/CH). Prints the
@@ -8,6 +8,11 @@ seconds of grading (parallel) and of collecting (nbgrader's autograde replaying 
 gradebook), the gradebook's rows, and whether each student got exactly the points expected (the
 solution full marks where the checks run here, blank zero, a known-wrong submission all but what it
 must lose).
+
+`--keep DIR` builds the class in DIR and keeps it; run again with the same DIR and grading resumes where
+it stopped (as `flashcourse autograde` does: finished submissions are kept). Each call's grading seconds
+are appended to DIR/calls.json, so a class graded over several calls (a device call has a time limit)
+reports the sum.
 """
 from __future__ import annotations
 
@@ -38,14 +43,18 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--mix", choices=("blank", "all"), default="blank")
     ap.add_argument("--json")
+    ap.add_argument("--keep", help="build the class here, keep it, resume an unfinished run")
     a = ap.parse_args(argv)
     ch = nbtext.chapters()[[c.startswith(a.chapter) for c in nbtext.chapters()].index(True)]
     source = nbformat.read(nbtext.notebook_path(ch), 4)
     grades = _grade_cells(source)
-    tmp = tempfile.mkdtemp(prefix=f"class-{ch}-")
+    tmp = os.path.abspath(a.keep) if a.keep else tempfile.mkdtemp(prefix=f"class-{ch}-")
+    resume = bool(a.keep) and os.path.isdir(os.path.join(tmp, "submitted"))
     try:
-        _course_copy(tmp, ch)
-        _nbgrader(["generate_assignment", ch, "--force"], tmp)
+        if not resume:
+            os.makedirs(tmp, exist_ok=True)
+            _course_copy(tmp, ch)
+            _nbgrader(["generate_assignment", ch, "--force"], tmp)
         blank = nbformat.read(os.path.join(tmp, "release", ch, f"{ch}.ipynb"), 4)
         kinds = [("blank", blank, set(grades))]
         if a.mix == "all":
@@ -60,8 +69,9 @@ def main(argv=None) -> int:
             name, nb, lost = kinds[k % len(kinds)]
             student = f"s{k:03d}-{name}"[:60]
             d = os.path.join(tmp, "submitted", student, ch)
-            os.makedirs(d)
-            nbformat.write(nb, os.path.join(d, f"{ch}.ipynb"))
+            if not resume:
+                os.makedirs(d)
+                nbformat.write(nb, os.path.join(d, f"{ch}.ipynb"))
             want[student] = {g: 0.0 if g in lost or not all(_runs_here(e, c) for e, c in grades[g]["calls"])
                              else grades[g]["points"] for g in grades}
         t0 = time.perf_counter()
@@ -71,17 +81,27 @@ def main(argv=None) -> int:
         t2 = time.perf_counter()
         got = _scores(tmp, ch)
         wrong = sorted(s for s in want if got.get(s) != want[s])
+        calls = []
+        if a.keep:
+            log = os.path.join(tmp, "calls.json")
+            calls = (json.load(open(log)) if os.path.exists(log) else []) + [round(t1 - t0, 1)]
+            with open(log, "w") as f:
+                json.dump(calls, f)
         out = {"chapter": ch, "mode": mode.MODE, "device": mode.device_name(), "cpus": os.cpu_count(),
                "students": a.students, "mix": a.mix, "jobs": a.jobs, "grade_s": round(t1 - t0, 1),
                "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
-               "unexpected": wrong}
+               **({"grade_s_calls": calls, "grade_s_sum": round(sum(calls), 1)} if calls else {}),
+               "unexpected": wrong,
+               "unexpected_detail": {s: {g: [got.get(s, {}).get(g), want[s][g]] for g in want[s]
+                                         if got.get(s, {}).get(g) != want[s][g]} for s in wrong[:40]}}
         print(json.dumps(out, indent=1))
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(out, f, indent=1)
         return 1 if wrong or len(got) != a.students else 0
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

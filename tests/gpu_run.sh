@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
-#                                      | class[:CH] (a synthetic class of 200 mixed notebooks) | lowp | ce | all
+#                                      | class[:CH] (a synthetic class of ${STUDENTS:-200} mixed notebooks, ${JOBS:-4}
+#                                        workers, kept in ${KEEP} and resumed there when set; nvidia-smi sampled)
+#                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -30,8 +32,15 @@ for step in "$@"; do
     lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
     ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
             python3 benchmarks/ch06_ce_l2split.py "$OUT/ch06_ce_l2split.json" 2>&1 | tee -a "$OUT/ce_l2split.log" ;;&
-    class|all) python3 benchmarks/grade_class.py ${chs:-ch01} --students 200 --mix all --jobs 4 \
-                 --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -20 ;;
+    mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
+              | grep -v "^killed" | tail -40
+            mkdir -p "$OUT/mutation" && cp benchmarks/mutation/gpu/*.json "$OUT/mutation/" ;;
+    class|all) ( while sleep 5; do echo "--- $(date +%T)"; nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory \
+                   --format=csv,noheader; done ) > "$OUT/class_apps.txt" 2>&1 & smi=$!
+               python3 benchmarks/grade_class.py ${chs:-ch01} --students ${STUDENTS:-200} --mix all --jobs ${JOBS:-4} \
+                 ${KEEP:+--keep "$KEEP"} --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -60
+               kill $smi
+               nvidia-smi --query-gpu=index,uuid --format=csv,noheader > "$OUT/gpu_uuids.txt" ;;
   esac
   echo "== step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.txt"
 done
