@@ -27,6 +27,9 @@ class Failure(AssertionError):
 
 
 ARENA: list = [None]  # a gpushare.Arena the judge lent for this request's outputs (GPU), or None
+# Set by the runner's serve loop (GPU): tells the judge that the submission's function has returned, so that
+# what is left of a quiet check is the GPU finishing what was launched (see runner.GPU_DRAIN_S).
+RETURNED: list = [None]
 
 
 class Outputs:
@@ -245,10 +248,16 @@ def _sync() -> None:
 def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:
     """One run on the judge's inputs, watched if asked: the output, its guarded buffers, what the audit saw."""
     outs = Outputs(mode.DEVICE)
+
+    def call():
+        out = ex.run(ns, inputs, outs)
+        if RETURNED[0] is not None:
+            RETURNED[0]()
+        return out
     if do_audit:
-        out, found = audited(ex, ns, lambda: ex.run(ns, inputs, outs))
+        out, found = audited(ex, ns, call)
     else:
-        out, found = ex.run(ns, inputs, outs), None
+        out, found = call(), None
     _sync()
     return {"out": out, "guards": outs.made, "audit": found}
 

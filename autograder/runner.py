@@ -42,11 +42,21 @@ LOAD_BUDGET = {"cpu": 150.0, "gpu": 120.0}  # seconds a notebook's hanging cells
 # 200 on an H100: each hang cost the GPU about 60 s), so such a check gets at most this long; the exercise's own
 # timeout still rules timed checks, whose slow-but-correct kernels may need it.
 QUIET_GPU_TIMEOUT = 30.0
+# On a GPU the runner says when the submission's function has returned from a quiet check's call (its launches
+# are asynchronous): what is left is the GPU running what was launched on a small case, milliseconds for any
+# kernel that ends. A kernel that has not ended this long after is stopped: a hung kernel then holds the GPU,
+# and every timed check waiting for it, about GPU_DRAIN_S after its compile, not QUIET_GPU_TIMEOUT. A runner
+# that never says so only keeps the longer timeout; one that says so early only shortens its own.
+GPU_DRAIN_S = 10.0
 # CUDA errors that leave a context unusable: every later call in that process fails with them too
 STICKY = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
           "device-side assert", "illegal instruction", "CUDA_ERROR_ILLEGAL", "cudaErrorIllegal", "context is destroyed")
 MAX_GUARDS = 4096  # guarded buffers in one answer (an exercise has a handful of outputs per call, 16 input sets)
 REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
+class DrainTimeout(TimeoutError):
+    """A quiet check's launched GPU work did not end within GPU_DRAIN_S of the function's return."""
+
+
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
 
@@ -509,9 +519,16 @@ class Session:
         if p.arena is not None:  # buffers in the arena are claimed afresh by each answer
             p.arena = (p.arena[0], [])
         p.send(msg)
+        returned = None
         try:
             reply = p.receive(deadline - time.monotonic())
+            while reply.get("returned") is True and len(reply) == 1 and returned is None:
+                returned = time.monotonic()
+                reply = p.receive(min(deadline, returned + GPU_DRAIN_S) - time.monotonic())
         except TimeoutError:
+            if returned is not None and returned + GPU_DRAIN_S < deadline:
+                raise DrainTimeout(f"your function returned, but the GPU was still running what it launched "
+                                   f"{GPU_DRAIN_S:.0f} s later, on a small case: the kernel was stopped") from None
             raise TimeoutError from None
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files
@@ -616,11 +633,12 @@ class Session:
                                    for x in self.errors if isinstance(x.get("cell"), int)
                                    and 0 <= x["cell"] < len(self.cells))
             return result(False, message)
-        except TimeoutError:
+        except TimeoutError as e:
             self.proc.kill()
             self.proc = None
             self.timed_out[exercise_id] = check
-            return result(False, f"timed out after {timeout:.0f} s and was stopped: {HANG_HINT}")
+            what = str(e) if isinstance(e, DrainTimeout) else f"timed out after {timeout:.0f} s and was stopped"
+            return result(False, f"{what}: {HANG_HINT}")
         except RunnerGone as e:
             if self.proc is not None:
                 self.proc.kill()

@@ -219,6 +219,10 @@ def serve(req_fd: int, reply_fd: int) -> int:
         os.set_inheritable(fd, False)  # a process the submission starts does not get the channel
     hello = wire.receive(req_fd)
     ns, snap, errors, tampered, printed = _load(hello, reply_fd)
+    from course import mode
+    if mode.GPU:  # launches are asynchronous: the judge learns when the function returned (runner.GPU_DRAIN_S)
+        from autograder import execute
+        execute.RETURNED[0] = lambda: wire.send(reply_fd, {"returned": True})
     from autograder import sandbox
     wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered, "uid": sandbox.START_UID[0],
                          "uid_why": sandbox.UID_WHY[0] if sandbox.UID_WHY else "",

@@ -1,0 +1,64 @@
+"""The judge's drain timeout (runner.GPU_DRAIN_S): once a runner says the submission's function returned, the
+check waits at most GPU_DRAIN_S more, and says why it stopped the kernel. Exercised here on the judge's side with
+a stand-in for the runner's process (the GPU path itself ran in the class benchmark, BENCHMARKS.md)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from autograder import runner
+
+
+class FakeProc:
+    def __init__(self, replies):
+        self.replies, self.timeouts, self.arena = list(replies), [], None
+
+    def clear(self):
+        pass
+
+    def send(self, msg):
+        pass
+
+    def receive(self, timeout):
+        self.timeouts.append(timeout)
+        r = self.replies.pop(0)
+        if r is TimeoutError:
+            raise TimeoutError
+        return r
+
+
+def _session(replies):
+    s = runner.Session.__new__(runner.Session)
+    s.proc, s.n, s.sent = FakeProc(replies), 0, 0
+    return s
+
+
+def test_a_kernel_still_running_after_the_function_returned_is_stopped_after_the_drain_time():
+    s = _session([{"returned": True}, TimeoutError])
+    with pytest.raises(runner.DrainTimeout, match="still running what it launched"):
+        s.request("ping", None, None, time.monotonic() + 1000)
+    first, second = s.proc.timeouts
+    assert first > 900 and second <= runner.GPU_DRAIN_S
+
+
+def test_without_the_message_the_check_keeps_its_whole_timeout():
+    s = _session([TimeoutError])
+    with pytest.raises(TimeoutError) as e:
+        s.request("ping", None, None, time.monotonic() + 1000)
+    assert not isinstance(e.value, runner.DrainTimeout)
+
+
+def test_the_answer_after_the_message_is_the_reply():
+    s = _session([{"returned": True}, {"ok": True, "audit": "seen"}])
+    assert s.request("ping", None, None, time.monotonic() + 1000)["audit"] == "seen"
+
+
+def test_a_runner_cannot_lengthen_its_time_by_repeating_the_message():
+    s = _session([{"returned": True}, {"returned": True}, TimeoutError])
+    # the second message is taken as the reply (not ok: a malformed answer), never as a new drain window
+    try:
+        s.request("ping", None, None, time.monotonic() + 1000)
+    except Exception:  # noqa: BLE001
+        pass
+    assert len(s.proc.timeouts) == 2
