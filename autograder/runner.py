@@ -522,8 +522,8 @@ class Session:
         returned = None
         try:
             reply = p.receive(deadline - time.monotonic())
-            while reply.get("returned") is True and len(reply) == 1 and returned is None:
-                returned = time.monotonic()
+            while reply.get("returned") is True and len(reply) == 1:  # a repeat never moves the deadline
+                returned = returned or time.monotonic()
                 reply = p.receive(min(deadline, returned + GPU_DRAIN_S) - time.monotonic())
         except TimeoutError:
             if returned is not None and returned + GPU_DRAIN_S < deadline:
