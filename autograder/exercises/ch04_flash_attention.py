@@ -35,6 +35,8 @@ import math
 import numpy as np
 
 from ..exercise import Bench, Case, Edge, Exercise, Memory
+from .ch03_online_softmax import hashed_uniform
+
 EXERCISES: list = []  # this chapter's exercises, in notebook order: the registry collects them
 register = EXERCISES.append
 
@@ -76,10 +78,11 @@ class ReadTwice(RuntimeError):
 
 
 class KVTiles:
-    """(start, k, v) tiles of K and V, each a fresh array, in the order given; iterable once."""
+    """(start, k, v) tiles of K and V, each a fresh array made when the tile is read (tile(start)), in the
+    order given; iterable once."""
 
-    def __init__(self, k, v, block: int, order):
-        self._k, self._v, self._block, self._order, self._used = k, v, block, order, False
+    def __init__(self, tile, order):
+        self._tile, self._order, self._used = tile, order, False
 
     def __iter__(self):
         if self._used:
@@ -87,15 +90,32 @@ class KVTiles:
                             "tile once, keeping only (m, l, acc) per query row")
         self._used = True
         for start in self._order:
-            end = min(start + self._block, len(self._k))
-            yield start, self._k[start:end].copy(), self._v[start:end].copy()
+            k, v = self._tile(start)
+            yield start, k, v
 
 
 BLOCK = 64  # tile size of the stream
 
 
+def _generated_tile(key: int, tk: int, d: int, start: int):
+    """Rows start .. of a generated K and V (Tk x D, float64, uniform with mean 0 and variance 1, made by
+    ch03's counter-based hashed_uniform, lanes 0 for K and 1 for V): the runner makes each tile as it is
+    read, and never holds K or V; the judge makes the same values for its reference."""
+    n = min(start + BLOCK, tk) - start
+    return tuple((hashed_uniform(key, lane, start * d, n * d).reshape(n, d) - 0.5) * math.sqrt(12)
+                 for lane in (0, 1))
+
+
 def _blockwise_inputs(case: Case, shape, gen, device):
+    """Shape (T, D): q, K and V drawn by _qkv, sent whole. Kind "generated", shape (Tq, Tk, D): q (Tq, D)
+    drawn by _qkv, K and V (Tk, D) made tile by tile as the stream is read (_generated_tile): the runner is
+    sent only their key and size."""
     import torch
+    if case.kind == "generated":
+        tq, tk, d = shape
+        q = _qkv(Case((tq, d)), (tq, d), gen, "cpu", torch.float64)[0].numpy()
+        return {"q": q, "key": int(torch.randint(2**62, (1,), generator=gen)), "tk": tk, "causal": False,
+                "order": list(range(0, tk, BLOCK))}
     q, k, v = (t.numpy() for t in _qkv(case, shape, gen, "cpu", torch.float64))
     order = list(range(0, shape[0], BLOCK))
     if "shuffled" in case.kind:  # tiles in any order: for a causal row, the first tile may be all masked
@@ -106,16 +126,30 @@ def _blockwise_inputs(case: Case, shape, gen, device):
     return {"q": q, "k": k, "v": v, "causal": _causal(case), "order": order}
 
 
+def _tile_source(inputs):
+    """tile(start) -> (k, v): fresh arrays, sliced from the K and V sent, or made (kind "generated")."""
+    if "key" in inputs:
+        key, tk, d = inputs["key"], inputs["tk"], inputs["q"].shape[1]
+        return lambda start: _generated_tile(key, tk, d, start)
+    k, v = inputs["k"], inputs["v"]
+    return lambda start: (k[start:start + BLOCK].copy(), v[start:start + BLOCK].copy())
+
+
 def _blockwise_reference(inputs):
     import torch
-    q, k, v = (torch.from_numpy(inputs[n]) for n in "qkv")
+    if "key" in inputs:
+        tile = _tile_source(inputs)
+        k, v = (np.concatenate(parts) for parts in zip(*(tile(s) for s in range(0, inputs["tk"], BLOCK))))
+    else:
+        k, v = inputs["k"], inputs["v"]
+    q, k, v = (torch.from_numpy(a) for a in (inputs["q"], k, v))
     return _masked_softmax_av(q, k, v, inputs["causal"]).numpy()
 
 
 def _blockwise_run(ns, inputs, outs):
     q = inputs["q"].copy()
     q.setflags(write=False)
-    tiles = KVTiles(inputs["k"], inputs["v"], BLOCK, inputs["order"])
+    tiles = KVTiles(_tile_source(inputs), inputs["order"])
     return np.asarray(ns["attention_blockwise"](q, tiles, inputs["causal"]))
 
 
@@ -143,9 +177,9 @@ register(Exercise(
     entry=("attention_blockwise",),
     kind="python",
     spec="attention_blockwise(q, tiles, causal) -> o: q (T, D) float64 (read-only); tiles yields "
-         f"(start, k, v) once each, k and v ({BLOCK} or fewer rows, D) = rows start.. of K and V, in any "
-         "order; return softmax(q Kᵀ / sqrt(D)) V as (T, D) float64, query i seeing only keys j <= i "
-         "when causal",
+         f"(start, k, v) once each, k and v ({BLOCK} or fewer rows, D) = rows start.. of K and V (Tk rows, "
+         "Tk >= T, made as they are read), in any order; return softmax(q Kᵀ / sqrt(D)) V as (T, D) "
+         "float64, query i seeing only keys j <= i when causal",
     cases={
         "correctness": [Case((100, 16)), Case((130, 32), "causal"), Case((64, 8), "large")],
         "hidden": [Case((1, 16), "causal"), Case((1000, 64), "large_causal"), Case((300, 32), "causal_shuffled"),
@@ -161,8 +195,16 @@ register(Exercise(
     run=_blockwise_run,
     verify=_blockwise_verify,
     solution="kernels_ref/ch04_flash_attention/attention_blockwise.py",
-    memory=Memory(Case((4096, 16), "causal"), limit=lambda s: s[0] * s[0] * 8 // 4,
-                  what="a quarter of the T x T float64 score matrix: keep one tile of scores at a time"),
+    # Memory: 64 queries against a generated stream of Tk = 65536 keys, D = 32 (shape (Tq, Tk, D)). Kept
+    # so as to be read twice, K and V cost 2·Tk·D·8 B = 32 MiB (as float32 16 MiB, and wrong); the Tq x Tk
+    # score matrix 32 MiB. One pass holds q, (m, l, acc) and one Tq x 64 tile of scores with its
+    # temporaries (tens of KiB); the process's peak also counts the code pages (NumPy's, BLAS's) the call
+    # runs for the first time in the runner (~3 MiB measured on CPU for the reference). The limit, a
+    # quarter of K and V (8 MiB), lies between.
+    memory=Memory(Case((64, 65536, 32), "generated"), limit=lambda s: s[1] * s[2] * 2 * 8 // 4,
+                  what="a quarter of K and V (65536 x 32 float64 each: 32 MiB together): past it, the tiles "
+                       "were buffered (or all the scores were kept); one pass holds (m, l, acc) and one 64 x 64 "
+                       "tile of scores, about 2.5 MiB here with the code the call runs"),
     timeout_s={"cpu": 60, "gpu": 60},
 ))
 

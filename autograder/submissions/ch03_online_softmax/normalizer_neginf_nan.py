@@ -2,4 +2,4 @@
 EXERCISE = "ch03.online_normalizer"
 CELL = "online_normalizer"
 PATCH = [("        elif x != -math.inf:", "        else:")]
-LOSES = ["test_online_normalizer", "test_online_normalizer_hidden"]
+LOSES = ["test_online_normalizer", "test_online_normalizer_hidden", "test_online_normalizer_memory"]
