@@ -9,13 +9,23 @@ IsolatedRegrade: runs after nbgrader executes a submission. For every test cell 
     the verdict as the cell's output. The grade never depends on the state of the
     executed notebook, nor on anything the runner says: the judge makes the inputs and
     references and verifies the outputs itself. A crash or hang costs only its checks.
+FeedbackExporter, FeedbackPage: nbgrader's own feedback page (`nbgrader generate_feedback`,
+    the formgrader's button) through nbgrader_templates/feedback/: every graded cell named,
+    long outputs wrapped, MathJax from a copy in feedback/.mathjax, the diagrams embedded.
 """
 from __future__ import annotations
 
 import ast
+import os
+
 import nbformat
+from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from nbgrader.utils import is_grade
+from traitlets import Bool, default
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CUDA_STUB = "// YOUR CODE HERE\nNOT_IMPLEMENTED();"
 
@@ -106,3 +116,173 @@ class IsolatedRegrade(NbGraderPreprocessor):
                 text = "".join(f"✓ {r.exercise} [{r.check}]: {r.message}\n" for r in rs)
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
         return nb, resources
+
+
+# ---------- nbgrader's own feedback page (`nbgrader generate_feedback`, formgrader's "generate feedback") ----------
+
+FEEDBACK_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nbgrader_templates")
+FEEDBACK_TEMPLATE = "flashcourse.html.j2"
+MATHJAX_DIR = ".mathjax"  # in the feedback folder, beside the students' folders (a dot: no student id matches it)
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"  # the combined configuration jupyter-server-mathjax ships
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".svg": "image/svg+xml"}
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbgrader's HTMLExporter for feedback, with flashcourse's page (nbgrader_templates/feedback/): it extends
+    nbgrader's own feedback template (its scores, comments and late penalty stay), names every graded cell, wraps
+    long outputs instead of scrolling them, and loads MathJax from the course's own copy. Registered as
+    GenerateFeedback.exporter_class, so nbgrader's other pages (the formgrader) keep the stock HTMLExporter.
+
+    nbgrader names the template `feedback` (the formgrader's button forces that name): nbgrader's folder comes
+    first, ours second, so 'index.html.j2' is nbgrader's page, which ours (another file name) extends; our
+    mathjax.html.j2 replaces nbconvert's CDN macro."""
+
+    @default("template_file")
+    def _flashcourse_template_file(self):
+        return FEEDBACK_TEMPLATE
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if FEEDBACK_TEMPLATES not in self.extra_template_basedirs:
+            self.extra_template_basedirs = [*self.extra_template_basedirs, FEEDBACK_TEMPLATES]
+            self.template_paths = self._template_paths()  # computed already, from the folders before ours
+
+
+def _course_dir(pre, student: str, assignment: str) -> tuple[str, str, str]:
+    """(course root, feedback folder, this page's folder) of the GenerateFeedback run a preprocessor belongs to."""
+    node = pre
+    while node is not None and getattr(node, "coursedir", None) is None:
+        node = getattr(node, "parent", None)
+    coursedir = getattr(node, "coursedir", None)
+    if coursedir is None:  # not under nbgrader: nbgrader runs its converters in the course root
+        feedback = os.path.join(os.getcwd(), "feedback")
+        return os.getcwd(), feedback, os.path.join(feedback, student, assignment)
+    return (coursedir.root, os.path.join(coursedir.root, coursedir.feedback_directory),
+            coursedir.format_path(coursedir.feedback_directory, student, assignment))
+
+
+def install_mathjax(feedback_dir: str) -> str | None:
+    """A copy of the MathJax 2 that jupyter-server-mathjax ships, in feedback_dir/.mathjax (made once per
+    version, atomically); its folder, or None if the package is missing."""
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        return None
+    import importlib.metadata
+    import shutil
+    import tempfile
+    version = importlib.metadata.version("jupyter-server-mathjax")
+    dest = os.path.join(feedback_dir, MATHJAX_DIR)
+    stamp = os.path.join(dest, "VERSION")
+    try:
+        with open(stamp) as f:
+            if f.read().strip() == version:
+                return dest
+    except OSError:
+        pass
+    src = os.path.join(os.path.dirname(jupyter_server_mathjax.__file__), "static")
+
+    def unused(folder, names):  # what the page never loads: other languages, the SVG output's fonts
+        rel = os.path.relpath(folder, src).replace(os.sep, "/")
+        out = [n for n in names if n == "__pycache__" or n.endswith(".md")]
+        if rel == "localization":
+            out += [n for n in names if n != "en"]
+        if rel == "jax/output":
+            out += [n for n in names if n == "SVG"]
+        return out
+
+    os.makedirs(feedback_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".mathjax-", dir=feedback_dir)
+    try:
+        shutil.copytree(src, os.path.join(tmp, "m"), ignore=unused)
+        with open(os.path.join(tmp, "m", "VERSION"), "w") as f:
+            f.write(version + "\n")
+        for d, dirs, files in os.walk(os.path.join(tmp, "m")):  # readable by the students' web server too
+            os.chmod(d, 0o755)
+            for name in files:
+                os.chmod(os.path.join(d, name), 0o644)
+        old = dest + ".old"
+        shutil.rmtree(old, ignore_errors=True)
+        if os.path.exists(dest):
+            os.rename(dest, old)
+        os.rename(os.path.join(tmp, "m"), dest)
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        if not os.path.exists(stamp):  # else another run made the same copy meanwhile
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+class FeedbackPage(Preprocessor):
+    """After GetGrades and CSSHTMLHeaderPreprocessor (GenerateFeedback.preprocessors): what flashcourse's
+    feedback template needs in resources["flashcourse"]: each graded cell's name and the checks it runs, the
+    relative URL of the course's MathJax copy, our CSS; and the chapter's pictures embedded (their relative
+    paths lead nowhere from feedback/<student>/<chapter>/)."""
+
+    enabled = Bool(True)  # nbgrader registers its converters' preprocessors as they are
+
+    def preprocess(self, nb, resources):
+        from .feedback import CHECK_NAMES, humanise
+        assignment = resources.get("nbgrader", {}).get("assignment", "")
+        student = resources.get("nbgrader", {}).get("student", "")
+        root, feedback_dir, page_dir = _course_dir(self, student, assignment)
+        cells = {}
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                self._embed_pictures(cell, [os.path.join(root, "source", assignment),
+                                            os.path.join(ROOT, "source", assignment)])
+            meta = cell.metadata.get("nbgrader", {})
+            gid = meta.get("grade_id")
+            if not gid:
+                continue
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                calls = check_calls(cell.source)
+                runs = ", ".join(f"{e} · {CHECK_NAMES.get(k, k)}" for e, k in calls)
+                cells[gid] = {"name": humanise(gid), "runs": runs, "kind": "test cell"}
+            elif cell.cell_type == "markdown" and meta.get("task"):
+                cells[gid] = {"name": humanise(gid), "runs": "", "kind": "task"}
+            elif meta.get("grade"):
+                kind = "written answer" if cell.cell_type == "markdown" else "graded answer"
+                cells[gid] = {"name": humanise(gid), "runs": "", "kind": kind}
+        try:
+            mathjax = install_mathjax(feedback_dir)
+        except OSError as e:  # the page is still written, its math as LaTeX source
+            self.log.warning("flashcourse: could not copy MathJax into %s: %s", feedback_dir, e)
+            mathjax = None
+        url = (os.path.relpath(mathjax, page_dir).replace(os.sep, "/") + f"/MathJax.js?config={MATHJAX_CONFIG}"
+               if mathjax else "")
+        if mathjax is None:
+            self.log.warning("flashcourse: no MathJax copy (is jupyter-server-mathjax installed?): the feedback "
+                             "page's math stays LaTeX source")
+        with open(os.path.join(FEEDBACK_TEMPLATES, "feedback", "flashcourse.css")) as f:
+            resources.setdefault("inlining", {}).setdefault("css", []).append(f.read())
+        resources["flashcourse"] = {"cells": cells, "mathjax_url": url}
+        return nb, resources
+
+    @staticmethod
+    def _embed_pictures(cell, bases):
+        """`![alt](../../course/diagrams/x.png)` -> an attachment of the cell (nbconvert writes a data: URL), for
+        pictures of the course (under a base's course folder); anything else is left as it is."""
+        import base64
+        import re
+
+        def embed(m):
+            alt, src = m.group(1), m.group(2)
+            ext = os.path.splitext(src)[1].lower()
+            if ext not in IMAGE_TYPES or "://" in src or src.startswith(("/", "data:", "attachment:")):
+                return m.group(0)
+            for base in bases:
+                path = os.path.normpath(os.path.join(base, src))
+                allowed = [os.path.normpath(os.path.join(base, "..", "..", "course")), os.path.normpath(base)]
+                if os.path.isfile(path) and any(path.startswith(a + os.sep) for a in allowed):
+                    with open(path, "rb") as f:
+                        data = base64.b64encode(f.read()).decode("ascii")
+                    name = os.path.basename(path)
+                    cell.setdefault("attachments", {})[name] = {IMAGE_TYPES[ext]: data}
+                    return f"![{alt}](attachment:{name})"
+            return m.group(0)
+
+        cell.source = re.sub(r"!\[([^\]]*)\]\(([^)\s]+)\)", embed, cell.source)

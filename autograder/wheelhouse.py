@@ -2,7 +2,8 @@
 
 The node already has torch, triton, cupy and numpy (Python 3.12, manylinux x86_64). Grading
 needs nbgrader (its autograde path: nbconvert, nbclient, sqlalchemy, alembic, jupyter_server's
-imports) and a Jupyter kernel (ipykernel). JupyterLab and the packages only it uses are left out:
+imports), a Jupyter kernel (ipykernel) and, for nbgrader's feedback pages, jupyter-server-mathjax
+(its MathJax is copied beside the pages). JupyterLab and the packages only it uses are left out:
 nobody opens a browser there. Install on the node with
     pip install --no-index --no-deps DIR/*.whl && pip install --no-index --find-links DIR --no-deps -e .
 (the second finds setuptools in DIR: pip builds the project in an isolated environment, offline too)
@@ -15,7 +16,8 @@ import re
 import subprocess
 import sys
 
-WANT = ["nbgrader==0.9.6", "ipykernel"]
+# jupyter-server-mathjax: the MathJax that `nbgrader generate_feedback` copies beside its pages (3 MB).
+WANT = ["nbgrader==0.9.6", "ipykernel", "jupyter-server-mathjax==0.2.6"]
 # What `pip install -e .` builds the project with (pip's build isolation fetches them, from DIR offline).
 BUILD = ["setuptools>=61", "wheel"]
 # Pulled in by nbgrader's requirements but never imported when generating or autograding.

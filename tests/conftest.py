@@ -104,3 +104,29 @@ def lab_server(tmp_path_factory):
     yield start
     for s in servers:
         s.stop()
+
+
+# --- a headless Chromium with every outside host unresolvable (NOTES.md), for pages opened from disk ------------
+@pytest.fixture
+def offline_chromium(tmp_path):
+    """A Playwright browser context on Debian's chromium (tests/test_browser.py installs or skips), viewport
+    1000x800, a fresh profile. Its lists fill as pages load: `requests` (every URL asked for) and `problems`
+    (failed requests, console messages, page errors)."""
+    from test_browser import CHROMIUM, CHROMIUM_ARGS, _ensure_chromium, _ensure_playwright
+    _ensure_chromium()
+    _ensure_playwright()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, chromium_sandbox=False,
+            args=CHROMIUM_ARGS, viewport={"width": 1000, "height": 800})
+        context.set_default_timeout(30_000)
+        context.requests, context.problems = [], []
+        context.on("request", lambda r: context.requests.append(r.url))
+        context.on("requestfailed", lambda r: context.problems.append(f"failed request {r.url}: {r.failure}"))
+        context.on("console", lambda m: context.problems.append(f"console {m.type}: {m.text}"))
+        context.on("weberror", lambda e: context.problems.append(f"page error: {e.error}"))
+        try:
+            yield context
+        finally:
+            context.close()

@@ -11,13 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import nbformat
 import pytest
 
 from autograder import classgrade, feedback
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _ensure_chromium, _ensure_playwright
 from test_classgrade import CH, SOLVED, _cell, _release, make_course
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -170,44 +168,31 @@ def _all_pages(pages) -> list[str]:
                   for f in os.listdir(pages[k]) if f.endswith(".html"))
 
 
-def test_every_page_renders_offline_in_chromium(pages):
-    _ensure_chromium()
-    _ensure_playwright()
-    from playwright.sync_api import sync_playwright
+def test_every_page_renders_offline_in_chromium(pages, offline_chromium):
     paths = _all_pages(pages)
     assert len(paths) == 2 + 4 + 4 + 3
-    problems, requests = [], []
-    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, chromium_sandbox=False, args=CHROMIUM_ARGS,
-            viewport={"width": 1000, "height": 800})
-        context.set_default_timeout(30_000)
-        page = context.new_page()
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("requestfailed", lambda r: problems.append(f"failed request {r.url}: {r.failure}"))
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}"))
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        for path in paths:
-            response = page.goto("file://" + path, wait_until="load")
-            assert response is None or response.ok, path
-            facts = page.evaluate("""() => ({
-                images: [...document.images].map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)]),
-                scripts: document.scripts.length,
-                pwned: window.__pwned === undefined ? null : window.__pwned,
-                hidden: [...document.querySelectorAll('pre, .msg')].filter(
-                    e => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1).length,
-                wide: document.documentElement.scrollWidth > window.innerWidth,
-                text: document.body.innerText.length,
-            })""")
-            name = os.path.relpath(path, pages["root"])
-            if not name.endswith("eve.html"):  # the CPU page has no timed numbers to draw
-                assert facts["images"], f"{name}: no picture"
-            for complete, width, src in facts["images"]:
-                assert complete and width > 0 and src.startswith("data:image/png"), (name, complete, width, src)
-            assert facts["scripts"] == 0 and facts["pwned"] is None, (name, facts)
-            assert facts["hidden"] == 0 and not facts["wide"], f"{name}: text behind a scrollbar ({facts})"
-            assert facts["text"] > 200, name
-        context.close()
+    page = offline_chromium.new_page()
+    for path in paths:
+        response = page.goto("file://" + path, wait_until="load")
+        assert response is None or response.ok, path
+        facts = page.evaluate("""() => ({
+            images: [...document.images].map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)]),
+            scripts: document.scripts.length,
+            pwned: window.__pwned === undefined ? null : window.__pwned,
+            hidden: [...document.querySelectorAll('pre, .msg')].filter(
+                e => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1).length,
+            wide: document.documentElement.scrollWidth > window.innerWidth,
+            text: document.body.innerText.length,
+        })""")
+        name = os.path.relpath(path, pages["root"])
+        if not name.endswith("eve.html"):  # the CPU page has no timed numbers to draw
+            assert facts["images"], f"{name}: no picture"
+        for complete, width, src in facts["images"]:
+            assert complete and width > 0 and src.startswith("data:image/png"), (name, complete, width, src)
+        assert facts["scripts"] == 0 and facts["pwned"] is None, (name, facts)
+        assert facts["hidden"] == 0 and not facts["wide"], f"{name}: text behind a scrollbar ({facts})"
+        assert facts["text"] > 200, name
+    requests, problems = offline_chromium.requests, offline_chromium.problems
     outside = [u for u in requests if not u.startswith(("file://", "data:"))]
     assert not outside and not problems, (outside, problems)
     assert json.dumps(requests).count("file://") == len(paths)
