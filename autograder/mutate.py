@@ -795,7 +795,23 @@ def reclassify(report: dict) -> dict:
     return report
 
 
-def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = None) -> dict:
+def _logged_outcomes(path: str, ids: set) -> dict:
+    """Outcomes already printed by an earlier --gpu-recheck call that was cut off (its log lines, as `one`
+    prints them): a device call has a time limit, and these need not be graded again."""
+    out = {}
+    pat = re.compile(r"^(killed|survived|error)\s+([0-9.]+)s (\S+) \[[^\]]*\] ?(\S*) ?(.*)$")
+    with open(path) as f:
+        for line in f:
+            m = pat.match(line.rstrip("\n"))
+            if m and m.group(3) in ids:
+                by = m.group(4) if m.group(1) == "killed" else ""
+                msg = m.group(5) if m.group(1) == "killed" else (m.group(4) + " " + m.group(5)).strip()
+                out[m.group(3)] = Outcome(m.group(3), m.group(1), by, msg, float(m.group(2)))
+    return out
+
+
+def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = None,
+                done_log: str | None = None) -> dict:
     """On a GPU: grade, with every check (timed ones included), the mutants the committed CPU report left
     unsettled (equivalent or survived) and the timed mutants. Killed here means the GPU tells them apart
     from the reference: a wrong output a CPU cannot see, or a speed below the exercise's bar."""
@@ -824,10 +840,13 @@ def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = 
             f"{o.message[:160]}".replace("\n", " | "))
         return o
 
+    earlier = _logged_outcomes(done_log, {m.id for m in chosen}) if done_log else {}
     with ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(one, chosen))
+        results = list(pool.map(one, [m for m in chosen if m.id not in earlier]))
+    results = [earlier.get(m.id) or next(o for o in results if o.id == m.id) for m in chosen]
     rows = [{"id": o.id, "cpu": cpu_status.get(o.id, "timed mutant"), "gpu": o.status, "by": o.by,
-             "message": o.message[:400], "seconds": round(o.seconds, 1)} for o in results]
+             "message": o.message[:400], "seconds": round(o.seconds, 1),
+             **({"graded": "in an earlier call (its log line)"} if o.id in earlier else {})} for o in results]
     timed = [r for r in rows if r["cpu"] == "timed mutant"]
     return {"chapter": chapter, "device": mode.device_name(), "mode": mode.MODE,
             "checks": "every check, timed ones included (each timed check with the GPU alone)",
@@ -861,7 +880,8 @@ def main(chapters: list[str], n_sample: int | None = None, json_path: str | None
     if recheck:
         from course import mode
         for chapter in chapters:
-            r = gpu_recheck(chapter, jobs, log=lambda s: print(s, flush=True), ids=[only] if only else None)
+            r = gpu_recheck(chapter, jobs, log=lambda s: print(s, flush=True), ids=[only] if only else None,
+                            done_log=os.environ.get("FLASHCOURSE_MUTGPU_DONE") or None)
             gpu = re.sub(r"[^a-z0-9]+", "_", mode.device_name().lower()).strip("_")
             path = json_path or os.path.join(REPORT_DIR, "gpu", f"{chapter}_{gpu}.json")
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
