@@ -130,6 +130,37 @@ class GpuLock:
         return self._hold(fcntl.LOCK_EX)
 
 
+class GpuTurns:
+    """One submission's turns on its GPU: each quiet check shares it; the timed checks (graded last) take it alone
+    once, together, until close(). Each time a timed check asks for the GPU it waits until every quiet check
+    running beside it ends (their compiles included) and blocks new ones: one such wait per submission, not one
+    per timed check (on an H100 a ch01 timed check holds the GPU about 0.75 s, and the wait before it was as
+    long or longer). No lock (CPU mode): no turns."""
+
+    def __init__(self, lock: GpuLock | None):
+        self.lock, self.alone = lock, None
+
+    def for_check(self, timed: bool):
+        if self.lock is None or self.alone is not None:
+            return contextlib.nullcontext()
+        if not timed:
+            return self.lock.shared()
+        self.alone = contextlib.ExitStack()
+        self.alone.enter_context(self.lock.exclusive())
+        return contextlib.nullcontext()
+
+    def close(self) -> None:
+        if self.alone is not None:
+            self.alone.close()
+            self.alone = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def _gpu_name() -> str:
     """The GPU this process grades on (its first visible device), as a lock name."""
     v = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
@@ -173,8 +204,8 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
         if not nb.cells:
             attention.append("the notebook has no cells")
         order = [c for c in calls if c[1] not in TIMED_CHECKS] + [c for c in calls if c[1] in TIMED_CHECKS]
-        lock = GpuLock(_gpu_name()) if mode.GPU else None
-        with Session([c for _, c in pairs]) as s:
+        turns = GpuTurns(GpuLock(_gpu_name()) if mode.GPU else None)
+        with Session([c for _, c in pairs]) as s, turns:
             for ex_id, check in order:
                 timed = check in TIMED_CHECKS
                 if timed and not mode.GPU:
@@ -182,7 +213,7 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
                     result["checks"].append({"exercise": ex_id, "check": check, "passed": False,
                                              "not_graded": True, "seconds": 0.0, "message": NEEDS_GPU})
                     continue
-                with (lock.exclusive() if timed else lock.shared()) if lock else contextlib.nullcontext():
+                with turns.for_check(timed):
                     r = s.check(ex_id, check)
                 verdicts[(ex_id, check)] = (r.passed, r.message)
                 gated = not r.passed and r.message.startswith("not graded")  # beyond this GPU's capability
@@ -192,6 +223,7 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
                                          **_speed(r.message if r.passed or timed else "")})
                 if not r.passed and ("timed out" in r.message or "died" in r.message):
                     attention.append(f"{ex_id} [{check}]: {r.message.splitlines()[0][:160]}")
+            turns.close()  # the GPU is free again before the feedback is gathered
             feedback = s.cell_feedback()
         for i, (cell, _) in enumerate(pairs):
             gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")

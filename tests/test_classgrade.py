@@ -225,3 +225,37 @@ def test_a_gpu_worker_imports_course_without_starting_cuda():
     env.pop("FLASHCOURSE_MODE_PROBED", None)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert "CUDA probed" in r.stderr + r.stdout  # without it, the import probes: the test can fail
+
+
+def test_a_submissions_timed_checks_take_the_gpu_alone_once_together():
+    """GpuTurns: quiet checks share the GPU one by one; the first timed check takes it alone, and the later timed
+    checks of the same submission keep it, until close() (one wait for the quiet checks beside it, not one per
+    timed check)."""
+    import contextlib
+
+    from autograder.classgrade import GpuTurns
+    events = []
+
+    class Lock:
+        @contextlib.contextmanager
+        def _hold(self, kind):
+            events.append(f"take {kind}")
+            yield
+            events.append(f"give {kind}")
+
+        def shared(self):
+            return self._hold("shared")
+
+        def exclusive(self):
+            return self._hold("exclusive")
+
+    with GpuTurns(Lock()) as turns:
+        for timed in (False, False, True, True, True):
+            with turns.for_check(timed):
+                events.append("check")
+        turns.close()
+        events.append("feedback")
+    assert events == ["take shared", "check", "give shared", "take shared", "check", "give shared",
+                      "take exclusive", "check", "check", "check", "give exclusive", "feedback"]
+    with GpuTurns(None) as turns, turns.for_check(True):  # CPU mode: no lock, nothing taken
+        pass
