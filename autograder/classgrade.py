@@ -366,7 +366,9 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
     gpus = visible_gpus()
     if jobs is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        jobs = 2 * len(gpus) if gpus else cores  # the cores this process may use (Slurm's binding included)
+        # the cores this process may use (Slurm's binding included); on GPUs four workers each, as measured on
+        # H100s (BENCHMARKS.md: 4 per GPU on two, 6 on one; quiet checks are mostly compiles, on the CPU)
+        jobs = min(cores, 4 * len(gpus)) if gpus else cores
     jobs = max(1, min(jobs, len(todo) or 1))
     where = ", ".join("GPU " + g for g in gpus) if gpus else "CPU (no GPU: timed checks are not graded)"
     print(f"flashcourse: {chapter}: {len(mine)} submissions{f' in shard {shard_spec}' if shard_spec else ''}, "
