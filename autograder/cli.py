@@ -14,6 +14,9 @@
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
+  flashcourse bench --report       our kernels against torch, torch.compile, Liger-Kernel, SDPA (GPU): writes
+                                   benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md's report section
+  flashcourse bench --render       rebuild those plots and that section from the committed JSON (no GPU)
   flashcourse mutate CH [--sample N] [--json PATH]
                                    mutation testing of the grader: mutants of the chapter's references,
                                    graded by its quiet checks; writes benchmarks/mutation/CH.json
@@ -165,6 +168,11 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="replace an earlier pack in DEST")
     p = sub.add_parser("bench")
     p.add_argument("--grading", action="store_true", help="time the grading engine itself (see bench_grading)")
+    p.add_argument("--report", action="store_true",
+                   help="on a GPU: our kernels against torch, torch.compile, Liger-Kernel and SDPA, one run; writes "
+                        "benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md's section (kernels_ref/report.py)")
+    p.add_argument("--render", action="store_true",
+                   help="rebuild the plots and BENCHMARKS.md's section from benchmarks/results/*.json (no GPU)")
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p = sub.add_parser("mutate", help="mutation testing of the grader (see autograder.mutate)")
     p.add_argument("chapters", nargs="+")
@@ -209,8 +217,13 @@ def main(argv=None) -> int:
     if a.cmd == "bench" and a.grading:
         from .bench_grading import main as grading_main
         return grading_main(a.rest)
+    if a.cmd == "bench" and a.render:
+        from .bench_report import render_main
+        return render_main()
     if a.cmd == "bench":  # kernels_ref is data and benchmarks: run it, never import it from here
-        return subprocess.call([sys.executable, "-m", "kernels_ref.bench", *a.rest], cwd=ROOT)
+        module = "kernels_ref.report" if a.report else "kernels_ref.bench"
+        rest = a.rest[1:] if a.rest[:1] == ["--"] else a.rest  # `bench --report -- --json PATH`
+        return subprocess.call([sys.executable, "-m", module, *rest], cwd=ROOT)
     return 2
 
 

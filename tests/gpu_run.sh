@@ -3,7 +3,7 @@
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
 #                                      | class[:CH] (a synthetic class of ${STUDENTS:-200} mixed notebooks, ${JOBS:-4}
 #                                        workers, kept in ${KEEP} and resumed there when set; nvidia-smi sampled)
-#                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | all
+#                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | report (bench --report) | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -32,6 +32,10 @@ for step in "$@"; do
     lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
     ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
             python3 benchmarks/ch06_ce_l2split.py "$OUT/ch06_ce_l2split.json" 2>&1 | tee -a "$OUT/ce_l2split.log" ;;&
+    report|all) python3 -c "import liger_kernel" 2>/dev/null || [ -d /tmp/liger ] \
+                  || pip install -q --no-index --no-deps --target /tmp/liger .whl/liger_kernel-*.whl  # the bench extra
+                PYTHONPATH=$PYTHONPATH:/tmp/liger python3 -m kernels_ref.report 2>&1 | tee "$OUT/report.log"
+                mkdir -p "$OUT/results" && cp benchmarks/results/* "$OUT/results/" ;;&
     mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
               | grep -v "^killed" | tail -40
             mkdir -p "$OUT/mutation" && cp benchmarks/mutation/gpu/*.json "$OUT/mutation/" ;;

@@ -1,0 +1,253 @@
+"""`flashcourse bench --report` on a GPU: our reference kernels against torch eager, torch.compile, Liger-Kernel
+and (attention) SDPA's flash and cuDNN backends, in one process and one run, every implementation timed the same
+way (`course.timing.bench`: CUDA events, L2 flushed before each call, median of 30) on the same inputs; bandwidth
+as a percentage of a device-to-device copy measured in the same run (before and after, the faster counts).
+
+    python -m kernels_ref.report [--json PATH] [--no-render]
+
+Writes benchmarks/results/<gpu>.json (the format: autograder.bench_report), then the plots and BENCHMARKS.md's
+section from every report there. A peer that is not installed (Liger-Kernel: the `bench` extra, or its wheel) or
+that fails on a shape gets a record with its error instead of numbers.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import tempfile
+from dataclasses import dataclass
+
+import torch
+
+import course
+from autograder import bench_report, registry
+from autograder.exercise import Case as ExCase
+from kernels_ref.bench import TORCH_OPS, fast_reference_source, namespace, reference_source
+
+EPS = 1e-5  # the exercises' eps, as in TORCH_OPS
+COPY_BYTES = 1 << 30  # the copy's size (read + write); every case below moves 256 MiB or more
+
+
+@dataclass(frozen=True)
+class Case:
+    kernel: str
+    shape: tuple
+    dtype: str
+    causal: bool | None = None  # attention_fwd only
+
+
+CASES = [Case("softmax", s, dt) for s, dt in (((1024, 131072), "float32"), ((2048, 131072), "bfloat16"),
+                                                 ((4096, 32768), "bfloat16"), ((8192, 8192), "float32"),
+                                                 ((16384, 4096), "bfloat16"))]
+CASES += [Case("rmsnorm", (16384, 4096), "bfloat16"), Case("rmsnorm", (4096, 16384), "bfloat16"),
+          Case("layernorm", (32768, 4096), "float32"), Case("layernorm", (32768, 4096), "bfloat16"),
+          Case("add_rmsnorm", (16384, 4096), "bfloat16"),
+          Case("layernorm_cuda", (65536, 1024), "float32"), Case("rmsnorm_cuda", (65536, 1024), "bfloat16")]
+CASES += [Case("attention_fwd", (4, 32, T, D), "bfloat16", causal)
+          for D in (64, 128) for causal in (False, True) for T in (1024, 2048, 4096, 8192, 16384)]
+
+REFERENCES = {"rmsnorm": "ch05.rmsnorm_triton", "layernorm": "ch05.layernorm_triton",
+              "add_rmsnorm": "ch05.add_rmsnorm_triton", "layernorm_cuda": "ch05.layernorm_cuda",
+              "rmsnorm_cuda": "ch05.rmsnorm_vec_cuda", "attention_fwd": "ch04.flash_attention_triton"}
+ARRAYS = {"add_rmsnorm": 4}  # tensors of x's size read or written per call (x, residual in; y, sum out); else 2
+
+
+def reference_for(case: Case) -> str:
+    """The exercise whose reference kernel is ours for this case (the fastest where there are several)."""
+    if case.kernel == "softmax":  # the row in registers, read once, where it fits (float32, up to 8192 columns);
+        # else the online kernel over column tiles (two reads), which takes every dtype and rows up to 131072
+        fits = case.dtype == "float32" and case.shape[-1] <= 8192
+        return "ch01.softmax_triton" if fits else "ch03.online_softmax_triton"
+    return REFERENCES[case.kernel]
+
+
+def make_inputs(case: Case, device: str) -> dict:
+    """The reference exercise's own inputs (plain random rows, not the graded adversarial ones)."""
+    ex = registry.get(reference_for(case))
+    kind = "randn" if case.causal is None else ("causal" if case.causal else "full")
+    return ex.make_inputs(ExCase(case.shape, kind, dtype=case.dtype), case.shape, torch.Generator().manual_seed(0),
+                          device)
+
+
+class Outputs:
+    """The exercise's output factory (`ex.run(ns, inputs, outs)`), one buffer per shape reused by every call."""
+
+    def __init__(self, device: str):
+        self.device, self.made = device, {}
+
+    def tensor(self, shape, dtype):
+        key = (tuple(shape), dtype)
+        if key not in self.made:
+            self.made[key] = torch.empty(key[0], dtype=dtype, device=self.device)
+        return self.made[key]
+
+
+def _attempt(make):
+    """make(), or the exception that says why it cannot be made (recorded as the impl's error)."""
+    try:
+        return make()
+    except Exception as e:  # noqa: BLE001  (a peer that is missing or cannot load: its record says why)
+        return e
+
+
+def ours(case: Case, inputs: dict, loaded: dict, tmp: str, device: str):
+    """Our reference kernel through the exercise's own launch (`ex.run`), its cells loaded once per exercise."""
+    ex = registry.get(reference_for(case))
+    if ex.id not in loaded:
+        fast = fast_reference_source(ex)
+        loaded[ex.id] = namespace(ex, fast[1] if fast else reference_source(ex), tmp)
+    ns, outs = loaded[ex.id], Outputs(device)
+    return lambda: ex.run(ns, inputs, outs)
+
+
+def torch_op(case: Case):
+    """PyTorch's op for the case as op(x, r, w, b) (kernels_ref.bench's table, keyed by the reference exercise)."""
+    ex = registry.get(reference_for(case))
+    return (TORCH_OPS.get(ex.id) or TORCH_OPS[ex.chapter])[1]
+
+
+_COMPILED: dict = {}
+
+
+def compiled_op(case: Case):
+    op = torch_op(case)
+    if op not in _COMPILED:
+        _COMPILED[op] = torch.compile(op, dynamic=False)
+    return _COMPILED[op]
+
+
+def liger_op(kernel: str):
+    """Liger-Kernel's forward as op(x, r, w, b); ImportError where it is not installed."""
+    from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+    from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+    from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+    from liger_kernel.ops.softmax import LigerSoftmaxFunction
+    rms = lambda x, r, w, b: LigerRMSNormFunction.apply(x, w, EPS)
+    ln = lambda x, r, w, b: LigerLayerNormFunction.apply(x, w, b, EPS)
+    return {"softmax": lambda x, r, w, b: LigerSoftmaxFunction.apply(x), "rmsnorm": rms, "rmsnorm_cuda": rms,
+            "layernorm": ln, "layernorm_cuda": ln,
+            "add_rmsnorm": lambda x, r, w, b: LigerFusedAddRMSNormFunction.apply(x, r, w, EPS)}[kernel]
+
+
+def sdpa(inputs: dict, backend: str):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def call():
+        with sdpa_kernel(getattr(SDPBackend, backend)):
+            return F.scaled_dot_product_attention(inputs["q"], inputs["k"], inputs["v"], is_causal=inputs["causal"])
+    return call
+
+
+def calls(case: Case, inputs: dict, loaded: dict, tmp: str, device: str) -> dict:
+    """impl -> a call without arguments, or the exception that says why there is none."""
+    mine = _attempt(lambda: ours(case, inputs, loaded, tmp, device))
+    if case.kernel == "attention_fwd":
+        return {"flashcourse": mine, "sdpa-flash": sdpa(inputs, "FLASH_ATTENTION"),
+                "sdpa-cudnn": sdpa(inputs, "CUDNN_ATTENTION")}
+    args = (inputs["x"], inputs.get("residual"), inputs.get("gamma"), inputs.get("beta"))
+    out = {"flashcourse": mine}
+    for impl, make in (("torch", lambda: torch_op(case)), ("torch.compile", lambda: compiled_op(case)),
+                       ("liger", lambda: liger_op(case.kernel))):
+        op = _attempt(make)
+        out[impl] = op if isinstance(op, Exception) else (lambda op=op: op(*args))
+    return out
+
+
+def measure(case: Case, impl_calls: dict, bench) -> list[dict]:
+    """One record per impl: bench(call) in ms turned into GB/s (pct_copy filled in later) or TFLOP/s, or the
+    error of a call that could not be made or failed."""
+    out = []
+    for impl, call in impl_calls.items():
+        r = {"kernel": case.kernel, "shape": list(case.shape), "dtype": case.dtype}
+        if case.causal is not None:
+            r["causal"] = case.causal
+        r["impl"] = impl
+        if impl == "flashcourse":
+            r["ref"] = reference_for(case)
+        try:
+            if isinstance(call, Exception):
+                raise call
+            ms = bench(call)
+        except Exception as e:  # noqa: BLE001  (not installed, or fails on this shape: recorded, never a crash)
+            r["error"] = (f"{type(e).__name__}: {e}".strip().splitlines() or [type(e).__name__])[0][:300]
+        else:
+            if case.kernel == "attention_fwd":
+                flops = registry.get(REFERENCES["attention_fwd"]).bench.flops(case.shape, "causal" if case.causal
+                                                                              else "full")
+                r.update(gbps=None, pct_copy=None, tflops=flops / (ms * 1e-3) / 1e12)
+            else:
+                nbytes = ARRAYS.get(case.kernel, 2) * case.shape[0] * case.shape[1] * _itemsize(case.dtype)
+                r.update(gbps=nbytes / (ms * 1e-3) / 1e9, pct_copy=None, tflops=None)
+        out.append(r)
+    return out
+
+
+def _itemsize(dtype: str) -> int:
+    return torch.empty((), dtype=getattr(torch, dtype)).element_size()
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    import triton
+    out = {"torch": torch.__version__, "triton": triton.__version__}
+    try:
+        out["liger-kernel"] = metadata.version("liger-kernel")
+    except metadata.PackageNotFoundError:
+        out["liger-kernel"] = None
+    return out
+
+
+def run(cases, *, gpu: str, bench, copy_gbps, device: str = "cuda", log=print) -> dict:
+    """The report of `cases`: copy bandwidth (before and after: the faster counts), then every case's records."""
+    copy = copy_gbps(COPY_BYTES)
+    records, loaded = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            inputs = make_inputs(case, device)
+            for r in measure(case, calls(case, inputs, loaded, tmp, device), bench):
+                records.append(r)
+                log(_line(r))
+            del inputs
+            if device == "cuda":
+                torch.cuda.empty_cache()
+    copy = max(copy, copy_gbps(COPY_BYTES))
+    for r in records:
+        if r.get("gbps") is not None:
+            r["pct_copy"] = 100 * r["gbps"] / copy
+    return {"gpu": gpu, "date": datetime.date.today().isoformat(), "copy_gbps": copy, "versions": _versions(),
+            "records": records}
+
+
+def _line(r: dict) -> str:
+    what = (f"{r['kernel']:14} {'x'.join(map(str, r['shape'])):16} {r['dtype']:9} "
+            + ("" if "causal" not in r else "causal " if r["causal"] else "full   ") + f"{r['impl']:14}")
+    if "error" in r:
+        return f"{what} error: {r['error'][:100]}"
+    return f"{what} {r['tflops']:7.0f} TFLOP/s" if r["tflops"] is not None else f"{what} {r['gbps']:7.0f} GB/s"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", help="where the report goes (default: benchmarks/results/<gpu>.json)")
+    ap.add_argument("--no-render", action="store_true", help="write the JSON only (no plots, no BENCHMARKS.md)")
+    args = ap.parse_args(argv)
+    if not course.GPU:
+        print("the benchmark report needs a GPU; `flashcourse bench --render` rebuilds it from the committed JSON")
+        return 2
+    from course import timing
+    gpu = torch.cuda.get_device_name()
+    print(f"{gpu}: {len(CASES)} cases, impls timed with course.timing.bench", flush=True)
+    doc = run(CASES, gpu=gpu, bench=timing.bench, copy_gbps=timing.copy_gbps,
+              log=lambda s: print(s, flush=True))
+    path = args.json or bench_report.report_path(gpu)
+    bench_report.write(doc, path)
+    print(f"copy {doc['copy_gbps']:.0f} GB/s; wrote {path}")
+    if not args.no_render:
+        for p in bench_report.render():
+            print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

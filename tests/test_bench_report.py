@@ -1,0 +1,192 @@
+"""The benchmark report without a GPU: its JSON format, the records the GPU run builds (a fake timer stands in
+for course.timing.bench), the renderer's section and plots, and the section committed in BENCHMARKS.md."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from autograder import bench_report as br
+from autograder import cli
+from kernels_ref import report
+
+LIGER_ERROR = "RuntimeError: Cannot launch Triton kernel since n = 131072 exceeds the recommended Triton blocksize"
+
+
+def _bw(kernel, shape, dtype, impl, pct, **extra):
+    return {"kernel": kernel, "shape": shape, "dtype": dtype, "impl": impl, **extra,
+            "gbps": 30.0 * pct, "pct_copy": pct, "tflops": None}
+
+
+def _att(T, causal, impl, tflops):
+    return {"kernel": "attention_fwd", "shape": [4, 32, T, 128], "dtype": "bfloat16", "causal": causal,
+            "impl": impl, "gbps": None, "pct_copy": None, "tflops": tflops}
+
+
+SYNTHETIC = {
+    "gpu": "NVIDIA Test GPU", "date": "2026-11-27", "copy_gbps": 3000.0,
+    "versions": {"torch": "2.11.0", "triton": "3.6.0", "liger-kernel": None},
+    "records": [
+        _bw("softmax", [1024, 131072], "float32", "flashcourse", 93.2, ref="ch03.online_softmax_triton"),
+        _bw("softmax", [1024, 131072], "float32", "torch", 45.0),
+        _bw("softmax", [1024, 131072], "float32", "torch.compile", 80.1),
+        {"kernel": "softmax", "shape": [1024, 131072], "dtype": "float32", "impl": "liger", "error": LIGER_ERROR},
+        _bw("rmsnorm", [16384, 4096], "bfloat16", "flashcourse", 97.5, ref="ch05.rmsnorm_triton"),
+        _bw("rmsnorm", [16384, 4096], "bfloat16", "torch", 78.0),
+        _att(1024, True, "flashcourse", 320.0), _att(1024, True, "sdpa-flash", 280.0),
+        _att(2048, True, "flashcourse", 390.0), _att(2048, True, "sdpa-flash", 300.0),
+        {"kernel": "attention_fwd", "shape": [4, 32, 2048, 128], "dtype": "bfloat16", "causal": True,
+         "impl": "sdpa-cudnn", "error": "RuntimeError: No available kernel"},
+    ],
+}
+
+MD = "# Measurements\n\nIntro.\n\n## An older section\n\nText.\n"
+
+
+def test_the_synthetic_report_is_in_the_format():
+    assert br.problems(SYNTHETIC) == []
+
+
+@pytest.mark.parametrize("break_it, says", [
+    (lambda d: d["records"][3].update(gbps=1.0), "has no numbers"),
+    (lambda d: d["records"][0].update(pct_copy=None), "pct_copy must be a positive number"),
+    (lambda d: d["records"][6].pop("causal"), "needs causal"),
+    (lambda d: d["records"][1].update(causal=False), "unknown key 'causal'"),
+    (lambda d: d["records"][1].update(kernel="gelu"), "kernel 'gelu'"),
+    (lambda d: d["records"][6].update(shape=[1024, 128]), "[B, H, T, D]"),
+    (lambda d: d["records"][1].update(impl="flashcourse"), "appears twice"),
+    (lambda d: d["records"][1].update(ref="ch01.softmax_triton"), "impl flashcourse only"),
+    (lambda d: d.update(date="27/11/2026"), "YYYY-MM-DD"),
+    (lambda d: d.pop("copy_gbps"), "copy_gbps"),
+])
+def test_problems_names_what_is_wrong(break_it, says):
+    doc = copy.deepcopy(SYNTHETIC)
+    break_it(doc)
+    assert any(says in p for p in br.problems(doc)), br.problems(doc)
+    with pytest.raises(ValueError):
+        br.write(doc, "/nonexistent/never-written.json")
+
+
+def _render_into(tmp_path) -> tuple[str, list[str]]:
+    results = tmp_path / "benchmarks" / "results"
+    br.write(SYNTHETIC, str(results / "nvidia_test_gpu.json"))
+    md = tmp_path / "BENCHMARKS.md"
+    if not md.exists():
+        md.write_text(MD)
+    return str(md), br.render(str(results), str(md))
+
+
+def test_render_writes_the_section_and_the_plots(tmp_path):
+    md, written = _render_into(tmp_path)
+    text = open(md).read()
+    assert text.startswith("# Measurements\n\nIntro.\n\n" + br.BEGIN) and text.endswith(
+        br.END + "\n\n## An older section\n\nText.\n")
+    assert "### NVIDIA Test GPU, 2026-11-27" in text
+    assert ("| softmax | 1024 × 131072 | float32 | `ch03.online_softmax_triton` | **93.2%** | 45.0% | 80.1% | — "
+            "| 1.16x |") in text
+    assert "| rmsnorm | 16384 × 4096 | bfloat16 | `ch05.rmsnorm_triton` | **97.5%** | 78.0% | — | — | 1.25x |" in text
+    assert "| 4, 32 | 128 | yes | 2048 | **390** | 300 | — | 1.30x |" in text
+    assert f"- Liger-Kernel, softmax 1024 × 131072 float32: {LIGER_ERROR}" in text
+    assert "- SDPA cuDNN, attention_fwd 4 × 32 × 2048 × 128 bfloat16 causal: RuntimeError: No available kernel" in text
+    assert "](benchmarks/results/nvidia_test_gpu_bandwidth.png)" in text
+    assert "](benchmarks/results/nvidia_test_gpu_attention.png)" in text
+    pngs = [p for p in written if p.endswith(".png")]
+    assert [os.path.basename(p) for p in pngs] == ["nvidia_test_gpu_bandwidth.png", "nvidia_test_gpu_attention.png"]
+    for p in pngs:
+        with open(p, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_rendering_twice_gives_the_same_bytes(tmp_path):
+    _, written = _render_into(tmp_path)
+    first = {p: open(p, "rb").read() for p in written}
+    _, again = _render_into(tmp_path)
+    assert again == written
+    assert {p: open(p, "rb").read() for p in again} == first
+
+
+def test_the_committed_section_is_what_the_renderer_makes_from_the_committed_json():
+    with open(br.BENCHMARKS_MD) as f:
+        committed = br.committed_section(f.read())
+    assert committed is not None, "BENCHMARKS.md has no report section: run `flashcourse bench --render`"
+    assert committed == br.section(br.load()), (
+        "BENCHMARKS.md's report section is stale: run `flashcourse bench --render` and commit the result")
+
+
+# ---- the records a GPU run builds, with a fake timer ----
+
+def _one_call_then(ms):
+    def bench(call):
+        call()  # the call must run (on the CPU here: the Triton interpreter, PyTorch's CPU ops)
+        return ms
+    return bench
+
+
+def test_records_from_a_timer_and_errors_from_missing_or_failing_peers():
+    case = report.Case("softmax", (1024, 131072), "float32")
+
+    def fails_on_this_shape():
+        raise RuntimeError(LIGER_ERROR.split(": ", 1)[1] + "\nsecond line")
+    recs = report.measure(case, {"flashcourse": lambda: None, "torch": ModuleNotFoundError("No module named 'x'"),
+                                 "liger": fails_on_this_shape}, _one_call_then(2.0))
+    assert recs[0] == {"kernel": "softmax", "shape": [1024, 131072], "dtype": "float32", "impl": "flashcourse",
+                       "ref": "ch03.online_softmax_triton", "gbps": 2 * 1024 * 131072 * 4 / 2e-3 / 1e9,
+                       "pct_copy": None, "tflops": None}
+    assert recs[1]["error"] == "ModuleNotFoundError: No module named 'x'" and "gbps" not in recs[1]
+    assert recs[2]["error"] == LIGER_ERROR
+
+
+def test_attention_records_count_flops():
+    case = report.Case("attention_fwd", (4, 32, 4096, 128), "bfloat16", True)
+    (rec,) = report.measure(case, {"sdpa-flash": lambda: None}, _one_call_then(1.0))
+    assert rec["causal"] is True and rec["gbps"] is None and rec["pct_copy"] is None
+    assert rec["tflops"] == pytest.approx(4 * 4 * 32 * 4096**2 * 128 / 2 / 1e-3 / 1e12)
+
+
+def test_every_impl_is_called_on_the_cpu(tmp_path):
+    """Our references (Triton interpreter), torch eager and Liger-Kernel (an error where it is missing) built for
+    small cases on the CPU and called once each; torch.compile is left out (its CPU compile is slow)."""
+    cases = [report.Case("softmax", (8, 64), "float32"), report.Case("add_rmsnorm", (4, 64), "bfloat16"),
+             report.Case("attention_fwd", (1, 1, 64, 64), "float16", True)]
+    loaded = {}
+    for case in cases:
+        impls = report.calls(case, report.make_inputs(case, "cpu"), loaded, str(tmp_path), "cpu")
+        impls.pop("torch.compile", None)
+        recs = report.measure(case, impls, _one_call_then(1.0))
+        ours = recs[0]
+        assert ours["impl"] == "flashcourse" and "error" not in ours, ours
+        if case.kernel != "attention_fwd":
+            assert "error" not in recs[1], recs[1]
+            try:
+                import liger_kernel  # noqa: F401
+            except ImportError:
+                assert "liger_kernel" in recs[2]["error"]
+
+
+def test_a_whole_run_gives_a_valid_report(tmp_path):
+    cases = [report.Case("softmax", (8, 64), "float32"), report.Case("rmsnorm_cuda", (4, 64), "bfloat16"),
+             report.Case("attention_fwd", (1, 1, 64, 64), "bfloat16", False)]
+    copies = iter([1000.0, 1250.0])
+    doc = report.run(cases, gpu="Fake GPU", bench=lambda call: 0.5, copy_gbps=lambda n: next(copies), device="cpu",
+                     log=lambda line: None)
+    assert br.problems(doc) == [] and doc["copy_gbps"] == 1250.0
+    assert [r["impl"] for r in doc["records"]] == ["flashcourse", "torch", "torch.compile", "liger"] * 2 + [
+        "flashcourse", "sdpa-flash", "sdpa-cudnn"]
+    for r in doc["records"]:
+        if r.get("gbps") is not None:
+            assert r["pct_copy"] == pytest.approx(100 * r["gbps"] / 1250.0)
+    path = tmp_path / "r.json"
+    br.write(doc, str(path))
+    assert json.loads(path.read_text()) == doc
+
+
+def test_cli_bench_report_and_render_dispatch(monkeypatch):
+    seen = []
+    monkeypatch.setattr(br, "render_main", lambda: seen.append("render") or 0)
+    monkeypatch.setattr(cli.subprocess, "call", lambda argv, cwd: seen.append(argv[1:]) or 0)
+    assert cli.main(["bench", "--render"]) == 0
+    assert cli.main(["bench", "--report"]) == 0
+    assert cli.main(["bench", "--report", "--", "--json", "out.json"]) == 0
+    assert seen == ["render", ["-m", "kernels_ref.report"], ["-m", "kernels_ref.report", "--json", "out.json"]]
