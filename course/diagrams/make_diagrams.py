@@ -7,7 +7,8 @@ Each diagram is a function below; the chapters reference the PNGs as
 `../../course/diagrams/NAME.png` (both `source/CH/` and `release/CH/` are two levels down).
 STAMP records the SHA-256 of this script: tests/test_prose.py fails when the script changed and the
 PNGs were not redrawn. Only matplotlib is needed; nothing here is measured (every number drawn is
-either an example value or derived in the chapter that shows the picture).
+either an example value, derived in the chapter that shows the picture, or computed here from an example:
+the Chapter 6 pictures run the chapter's integer algorithm on one row, in Python integers).
 """
 from __future__ import annotations
 
@@ -360,9 +361,198 @@ def q526_split():
     return fig
 
 
+# ---- Chapter 6, Part 1: the integer softmax, computed here with Python integers (no floating point in the path)
+
+def _rshift_round(v: int, n: int) -> int:
+    return (v + (1 << (n - 1))) >> n
+
+
+def _mul_q31(a: int, b: int) -> int:
+    return _rshift_round(a * b, 31)
+
+
+_EXP_NEG_QUARTERS = [round(math.exp(-2**j / 4) * 2**31) for j in range(7)]  # e^(-2^j/4) in Q0.31
+_TAYLOR_Q31 = [round(2**31 / math.factorial(p)) for p in range(5)]            # 1/0! .. 1/4! in Q0.31
+_NEWTON_A, _NEWTON_B = round(48 / 17 * 2**29), round(32 / 17 * 2**29)          # 48/17, 32/17 in Q2.29
+
+
+def _exp_neg_q31(z: int) -> tuple[int, int, int]:
+    """(e, r, R) for z <= 0 in Q5.26: e = e^z in Q0.31, z = r - R with r in [-1/4, 0) (Q5.26)."""
+    if z == 0:
+        return (1 << 31) - 1, 0, 0
+    if z < -(1 << 31):
+        return 0, 0, 0
+    r = (z & ((1 << 24) - 1)) - (1 << 24)
+    big_r = r - z
+    h = _TAYLOR_Q31[4]
+    for c in _TAYLOR_Q31[3::-1]:
+        h = c + _mul_q31(r * 32, h)
+    for j, c in enumerate(_EXP_NEG_QUARTERS):
+        if (big_r >> (24 + j)) & 1:
+            h = _mul_q31(h, c)
+    return h, r, big_r
+
+
+def _int8_example() -> dict:
+    """The chapter's try-it row (Exercise 1) through steps 1-5, all in integers; one element followed."""
+    row, multiplier, shift, pick = [127, 120, 100, 0, -128], 1 << 30, 25, 1  # s = 2^30 * 2^(25-57) = 1/4
+    m = max(row)
+    diff = [v - m for v in row]
+    z = [_rshift_round(dv * multiplier, 31 - shift) for dv in diff]
+    exps = [_exp_neg_q31(zv) for zv in z]
+    e = [ev for ev, _, _ in exps]
+    s_sum = sum(_rshift_round(ev, 12) for ev in e)
+    k = s_sum.bit_length()
+    u = (s_sum << 31) >> k
+    ys = [_NEWTON_A - _mul_q31(u, _NEWTON_B)]
+    for _ in range(3):
+        ys.append(_rshift_round(ys[-1] * ((2 << 29) - _mul_q31(u, ys[-1])), 29))
+    p_q229 = _mul_q31(e[pick], ys[-1])
+    q = max(-128, min(127, _rshift_round(p_q229, 2 + k) - 128))
+    return dict(row=row, m=m, x=row[pick], diff=diff[pick], z=z[pick], e=e[pick], r=exps[pick][1],
+                big_r=exps[pick][2], S=s_sum, k=k, u=u, ys=ys, P=p_q229, q=q, scale=multiplier * 2.0 ** (shift - 57))
+
+
+def q_pipeline():
+    """Chapter 6, Part 1: the integer path of one element, int8 in, int8 out, with each stage's format."""
+    ex = _int8_example()
+    names = ["1/4", "1/2", "1", "2", "4", "8", "16"]
+    used = [names[j] for j in range(7) if (ex["big_r"] >> (24 + j)) & 1][::-1]  # the table constants applied
+    # (step, what is computed, format, (sign, integer, fraction) bits or None, the example's value)
+    stages = [
+        ("1", "input $x_i$", "int8", (1, 7, 0), f"x = {ex['x']}\n(max m = {ex['m']})"),
+        ("1", "diff = x - m", "integer, [-255, 0]", (1, 8, 0), f"diff = {ex['diff']}"),
+        ("1", "z = rshift_round(\ndiff M, 31 - shift)", "Q5.26", (1, 5, 26),
+         f"z = {ex['z'] / 2**26:g}\n(s = {ex['scale']:g})"),
+        ("2", "split z = r - R", "r to Q0.31 (times 32)\nR in bits 24-30", None,
+         f"r = {ex['r'] / 2**26:g}\nR = {ex['big_r'] / 2**26:g} = " + " + ".join(used)),
+        ("2", "$e^r$ (Horner) times\ntable constants", "Q0.31", (1, 0, 31),
+         f"e = {ex['e'] / 2**31:.5f}\n(" + ", ".join(f"$e^{{-{c}}}$" for c in used) + " applied)"),
+        ("3", "S = sum of\nrshift_round($e_i$, 12)", "Q12.19, in 64 bits", (1, 12, 19),
+         f"S = {ex['S'] / 2**19:.5f}\n(over {len(ex['row'])} elements)"),
+        ("4", "k = bit length of S\nu = (S << 31) >> k", "u in Q0.31, [1/2, 1)", (1, 0, 31),
+         f"k = {ex['k']}\nu = {ex['u'] / 2**31:.5f}"),
+        ("4", "$y_0$ = 48/17 - 32/17 u,\n3 times y <- y (2 - u y)", "y in Q2.29, (1, 2]", (1, 2, 29),
+         f"y = {ex['ys'][-1] / 2**29:.5f} ≈ 1/u"),
+        ("5", "P = mul_q31(e, y)", "Q2.29", (1, 2, 29), f"P = e y = {ex['P'] / 2**29:.5f}"),
+        ("5", "q = rshift_round(P,\n2 + k) - 128, clamp", "int8", (1, 7, 0),
+         f"q = {ex['q']}\n(p = {ex['q'] + 128}/256)"),
+    ]
+    fig, ax = _blank((9, 4.3))
+    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.005, top=0.995)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(1.5, 56)
+    colours = ["#d62728", "#1f77b4", "#aec7e8"]  # sign, integer, fraction: as in the chapter's format chart
+    w, h, gap = 18.4, 19.0, 1.6
+    step_fc = {"1": "#f2f2f2", "2": "#fff7e6", "3": "#e5f5e0", "4": "#efedf5", "5": "#fde0dd"}
+    step_name = {"1": "max and scale", "2": "exponential", "3": "sum", "4": "reciprocal", "5": "output"}
+    for i, (step, title, fmt, bits, value) in enumerate(stages):
+        row, col = divmod(i, 5)
+        x = 0.8 + col * (w + gap)
+        y = 32.5 - row * 28.5
+        _box(ax, x, y, w, h, "", fc=step_fc[step], ec="#555555")
+        ax.text(x + w / 2, y + h - 0.7, title, ha="center", va="top", fontsize=7)
+        ax.text(x + w / 2, y + 11.4, fmt, ha="center", va="center", fontsize=7.5, weight="bold", color="#08306b")
+        ax.text(x + w / 2, y + 3.9, value, ha="center", va="center", fontsize=7, color="#7f2704")
+        if bits is not None:  # the word: sign, integer bits, fraction bits, most significant on the left
+            n = sum(bits)
+            cw = w / 32
+            x0 = x + (w - n * cw) / 2
+            for b in range(n):
+                kind = 0 if b == 0 else (1 if b <= bits[1] else 2)
+                ax.add_patch(Rectangle((x0 + b * cw, y - 1.7), cw * 0.85, 1.3, facecolor=colours[kind], lw=0))
+            ax.text(x + w / 2, y + 8.4, f"{bits[0]} + {bits[1]} + {bits[2]} = {n} bits", ha="center",
+                    va="center", fontsize=6.5, color="#08306b")
+        if col < 4:
+            _arrow(ax, (x + w, y + h / 2), (x + w + gap, y + h / 2), lw=1.2)
+    # row 1 -> row 2: down from the exponential, back to the left, into the sum
+    x_end, x_start, y_mid = 0.8 + 4 * (w + gap) + w + 0.4, 2.6, 28.3
+    ax.plot([x_end, 99.6, 99.6, x_start], [32.5 + h / 2, 32.5 + h / 2, y_mid, y_mid], color="black", lw=1.2)
+    _arrow(ax, (x_start, y_mid), (x_start, 4 + h + 1.9), lw=1.2)
+    ax.text(60, y_mid + 0.4, "every $e_i$ of the row", ha="center", va="bottom", fontsize=7, color="#555555")
+    for step, c0, c1, y in (("1", 0, 2, 52.6), ("2", 3, 4, 52.6), ("3", 0, 0, 24.1), ("4", 1, 2, 24.1),
+                            ("5", 3, 4, 24.1)):
+        xa, xb = 0.8 + c0 * (w + gap), 0.8 + c1 * (w + gap) + w
+        ax.plot([xa, xa, xb, xb], [y - 0.6, y, y, y - 0.6], color="#555555", lw=0.8)
+        ax.text((xa + xb) / 2, y + 0.3, f"step {step}: {step_name[step]}", ha="center", va="bottom", fontsize=8,
+                weight="bold")
+    return fig
+
+
+def newton_reciprocal():
+    """Chapter 6, Part 1: eps_(t+1) = eps_t^2 for eps_t = 1 - u y_t, with the example's u, from two starts."""
+    from fractions import Fraction
+    ex = _int8_example()
+    u = Fraction(ex["u"], 2**31)  # exactly the example's Q0.31 value; the iterations below are exact
+
+    def errors(y0, steps):
+        out, y = [], y0
+        for _ in range(steps + 1):
+            out.append(1 - u * y)
+            y = y * (2 - u * y)
+        return out
+
+    crude = errors(Fraction(1), 3)                                    # y_0 = 1: eps_0 = 1 - u
+    line = errors(Fraction(48, 17) - Fraction(32, 17) * u, 3)         # the chapter's start
+    fixed = [1 - u * Fraction(y, 2**29) for y in ex["ys"]]            # the Q2.29 integers of the kernel
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 1.1]})
+    ax = axes[0]
+    e = [i / 100 for i in range(-110, 111)]
+    ax.plot(e, [v * v for v in e], color=C[0], lw=1.1, label="$\\varepsilon_{t+1} = \\varepsilon_t^2$")
+    ax.plot([-0.05, 0.6], [-0.05, 0.6], color=C[7], lw=0.8, ls="--", label="$\\varepsilon_{t+1} = \\varepsilon_t$")
+    ax.axvspan(-1 / 17, 1 / 17, color=C[2], alpha=0.3, lw=0, label="$|\\varepsilon_0| \\leq 1/17$: the line start")
+    ax.axvspan(-1.1, -1, color=C[3], alpha=0.15, lw=0)
+    ax.axvspan(1, 1.1, color=C[3], alpha=0.15, lw=0, label="$|\\varepsilon_0| \\geq 1$: no convergence")
+    pts = [float(v) for v in crude]
+    for a, b in zip(pts, pts[1:]):  # the cobweb: up to the parabola, across to the diagonal
+        ax.plot([a, a, b], [0 if a == pts[0] else a, b, b], color=C[1], lw=1)
+    for t, (a, b) in enumerate(zip(pts, pts[1:])):
+        ax.plot([a], [b], "o", color=C[1], ms=4)
+        if t < 2:
+            ax.text(a + 0.02, b + 0.03, f"$\\varepsilon_{t}$", fontsize=8, color=C[1])
+    ax.text(1.05, 0.36, "start $y_0 = 1$:\n" + "\n".join(f"$\\varepsilon_{t}$ = {v:.4f}" for t, v in enumerate(pts)),
+            fontsize=7, color=C[1], ha="right", va="bottom")
+    lv = float(line[0])
+    ax.plot([lv], [lv * lv], "s", color="#2d6a3e", ms=4)
+    ax.annotate(f"line start: $\\varepsilon_0$ = {lv:.4f},\n$\\varepsilon_1$ = {float(line[1]):.1e}",
+                (lv, lv * lv), (-0.62, 0.47), fontsize=7, color="#2d6a3e",
+                arrowprops=dict(arrowstyle="-", lw=0.5, color="#2d6a3e", relpos=(1, 0)))
+    ax.set_xlim(-1.1, 1.1)
+    ax.set_ylim(-0.03, 1.15)
+    ax.set_xlabel("$\\varepsilon_t = 1 - u\\,y_t$")
+    ax.set_ylabel("$\\varepsilon_{t+1}$")
+    ax.set_title(f"one step squares the error (u = {float(u):.5f})", fontsize=9)
+    ax.legend(fontsize=6.5, loc="upper center", frameon=False)
+    ax = axes[1]
+
+    def bits(v):
+        return -math.log2(abs(float(v)))
+
+    ts = list(range(4))
+    b_line, b_crude, b_fixed = ([bits(v) for v in vs] for vs in (line, crude, fixed))
+    ax.plot(ts, b_line, "o-", color=C[2], lw=1.1, label="line start, exact arithmetic")
+    ax.plot(ts, b_fixed, "s", mfc="none", color="black", ms=8, label="line start, Q2.29 integers (the kernel's)")
+    ax.plot(ts, b_crude, "o-", color=C[1], lw=1.1, label="start $y_0 = 1$, exact arithmetic")
+    ax.axhline(29, color=C[7], ls=":", lw=1)
+    ax.text(0.05, 29.8, "Q2.29 keeps y to $2^{-29}$: about 29 bits", fontsize=7, color="#555555")
+    for t in ts:
+        ax.text(t + 0.1, b_line[t] + (1.0 if t < 3 else -1.0), f"{b_line[t]:.1f}", fontsize=7, color="#2d6a3e",
+                va="bottom" if t < 3 else "top")
+        ax.text(t - 0.08, b_crude[t] + 1.2, f"{b_crude[t]:.1f}", fontsize=7, color=C[1], va="bottom", ha="right")
+    ax.text(3.12, b_fixed[3] + 1.2, f"{b_fixed[3]:.1f}", fontsize=7, va="bottom")
+    ax.set_xticks(ts)
+    ax.set_xlim(-0.4, 3.5)
+    ax.set_ylim(0, 60)
+    ax.set_xlabel("Newton iterations t")
+    ax.set_ylabel("correct bits $-\\log_2 |\\varepsilon_t|$")
+    ax.set_title("bits double: $-\\log_2 \\varepsilon_{t+1} = 2\\,(-\\log_2 |\\varepsilon_t|)$", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, 0.93), frameon=False)
+    fig.tight_layout()
+    return fig
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, flash_tiles, welford_chan, split_rows,
-                                     q526_split)}
+                                     q526_split, q_pipeline, newton_reciprocal)}
 
 
 def script_hash() -> str:

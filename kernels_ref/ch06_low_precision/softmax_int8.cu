@@ -9,7 +9,7 @@
 
 // e^(-1/4), e^(-1/2), e^(-1), e^(-2), e^(-4), e^(-8), e^(-16) in Q0.31: the factor for bit 24 + j of R
 __constant__ long long EXP_NEG_QUARTERS[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
-__constant__ long long TAYLOR_Q31[5] = {ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485};  // 1/k!
+__constant__ long long TAYLOR_Q31[5] = {ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485};  // 1/0! .. 1/4!
 #define NEWTON_A 1515870810LL   // 48/17 in Q2.29
 #define NEWTON_B 1010580540LL   // 32/17 in Q2.29
 
@@ -86,7 +86,7 @@ extern "C" __global__ void softmax_int8_cuda(const signed char* __restrict__ x, 
 
     int k = 0;                                   // bit length of s
     while ((s >> k) != 0) ++k;
-    long long d = (s << 31) >> k;                // s / 2^k in [1/2, 1), Q0.31
+    long long d = (s << 31) >> k;                // the text's u = s / 2^k in [1/2, 1), Q0.31
     long long inv = NEWTON_A - mul_q31(d, NEWTON_B);
     for (int it = 0; it < 3; ++it) inv = rshift_round(inv * ((2LL << 29) - mul_q31(d, inv)), 29);
 

@@ -4,7 +4,7 @@ import numpy as np
 # %% notebook
 ACCUM_BITS = 12                    # the sum is kept in Q12.19: room for 2^12 terms below 1
 ONE_Q31 = 1 << 31                  # 1.0 in Q0.31 (fits int64, not int32)
-TAYLOR_Q31 = (ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485)  # 1/k! in Q0.31, k = 0..4
+TAYLOR_Q31 = (ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485)  # 1/0!, 1/1!, ..., 1/4! in Q0.31
 # e^(-1/4), e^(-1/2), e^(-1), e^(-2), e^(-4), e^(-8), e^(-16) in Q0.31: the factor for bit 24 + j of R
 EXP_NEG_QUARTERS = (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242)
 NEWTON_A, NEWTON_B = 1515870810, 1010580540  # 48/17 and 32/17 in Q2.29
@@ -37,14 +37,14 @@ def exp_neg_q31(z):
 
 
 def reciprocal_q229(s):
-    """(y, k) with 1/s ~ y / 2^(29 + k), for s > 0 (int64 array): y = 1/d in Q2.29, d = s / 2^k in [1/2, 1)."""
+    """(y, k) with 1/s ~ y / 2^(29 + k), for s > 0 (int64 array): y = 1/u in Q2.29, u = s / 2^k in [1/2, 1)."""
     ### BEGIN SOLUTION
     k = np.zeros_like(s)                    # the bit length of s, without np.log2 (floating point)
     t = s.copy()
     while (t > 0).any():
         k += t > 0
         t >>= 1
-    d = (s << 31) >> k                      # d = s / 2^k in Q0.31: an exact shift
+    d = (s << 31) >> k                      # the text's u = s / 2^k, in Q0.31: an exact shift
     y = NEWTON_A - mul_q31(d, NEWTON_B)     # 48/17 - 32/17 d: |1 - d y| <= 1/17
     for _ in range(3):                      # y <- y (2 - d y): the error squares each time
         y = rshift_round(y * ((2 << 29) - mul_q31(d, y)), 29)
