@@ -53,6 +53,8 @@ STICKY = ("illegal memory access", "illegal address", "unspecified launch failur
           "device-side assert", "illegal instruction", "CUDA_ERROR_ILLEGAL", "cudaErrorIllegal", "context is destroyed")
 MAX_GUARDS = 4096  # guarded buffers in one answer (an exercise has a handful of outputs per call, 16 input sets)
 REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
+
+
 class DrainTimeout(TimeoutError):
     """A quiet check's launched GPU work did not end within GPU_DRAIN_S of the function's return."""
 
