@@ -8,11 +8,11 @@ softmax q = clamp(round(256 · softmax(s · x)) - 128, -128, 127) by the chapter
   2. z = rshift_round(diff · multiplier, 31 - shift): diff · s in Q5.26 (26 fraction bits).
   3. e = exp_neg_q31(z): e^z in Q0.31; z = 0 gives 2^31 - 1 (1.0 does not fit); z < -2^31 (below -32)
      gives 0. Otherwise r = (z mod 2^24) - 2^24 in [-1/4, 0), R = r - z (a multiple of 1/4 in [0, 32)),
-     e^r by the degree-4 Taylor polynomial in Horner form with Q0.31 coefficients 1/k!, then one multiply
+     e^r by the degree-4 Taylor polynomial in Horner form with Q0.31 coefficients 1/0!, ..., 1/4!, then one multiply
      by EXP_NEG_QUARTERS[j] = e^(-2^j / 4) for each bit 24 + j (j = 0..6) set in R.
   4. S = sum of rshift_round(e, 12) over the row (Q12.19; 64-bit: a constant row of 4096 sums to 2^31).
-  5. k = bit length of S; D = (S << 31) >> k: d = S / 2^k in [1/2, 1) as Q0.31 (the shift is exact).
-     Y = 48/17 - 32/17 · d in Q2.29, then three Newton steps Y <- Y (2 - d Y): Y = 1/d in Q2.29.
+  5. k = bit length of S; D = (S << 31) >> k: u = S / 2^k in [1/2, 1) as Q0.31 (the shift is exact).
+     Y = 48/17 - 32/17 · u in Q2.29, then three Newton steps Y <- Y (2 - u Y): Y = 1/u in Q2.29.
   6. P = mul_q31(e, Y); q = rshift_round(P, 2 + k) - 128, clamped to [-128, 127].
 where rshift_round(v, n) = (v + 2^(n-1)) >> n (round half up) and mul_q31(a, b) = rshift_round(a · b, 31).
 
@@ -62,7 +62,7 @@ MAX_COLS = 4096     # the contract's longest row (the Q12.19 sum of 4096 ones is
 # e^(-2^j / 4) in Q0.31 for j = 0..6 (e^-1/4, e^-1/2, e^-1, e^-2, e^-4, e^-8, e^-16), rounded to nearest
 EXP_NEG_QUARTERS = (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242)
 ONE_Q31 = 1 << 31
-TAYLOR_Q31 = (ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485)  # 1/k! in Q0.31, k = 0..4
+TAYLOR_Q31 = (ONE_Q31, ONE_Q31, 1073741824, 357913941, 89478485)  # 1/0!, 1/1!, ..., 1/4! in Q0.31
 NEWTON_A, NEWTON_B = 1515870810, 1010580540  # 48/17 and 32/17 in Q2.29
 ACCUM_BITS = 12
 NEWTON_STEPS = 3
