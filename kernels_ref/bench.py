@@ -63,10 +63,17 @@ TORCH_OPS = {  # PyTorch's own op for a chapter (or an exercise): (name, op(x, r
 
 
 # Faster references that are not notebook cells (a teaching kernel and a fast one side by side): the module's
-# entry point replaces the solution's, measured on the judge's clock like the rest.
+# entry point replaces the solution's, measured on the judge's clock like the rest. A CUDA one is a .cu file
+# (path from the repository root) whose kernel of the same name, same contract and launch, replaces the cell.
 FAST_REFERENCES = {
     "ch06.cross_entropy_triton": ("reference, split rows", "kernels_ref.ch06_low_precision.cross_entropy_split",
                                   "cross_entropy"),
+    "ch03.online_softmax_triton": ("reference, split rows", "kernels_ref.ch03_online_softmax.softmax_split_rows",
+                                   "online_softmax_triton"),
+    "ch05.layernorm_cuda": ("reference, warp per row", "kernels_ref/ch05_fused_norms/layernorm_rows.cu",
+                            "layernorm_welford"),
+    "ch05.rmsnorm_vec_cuda": ("reference, warp per row", "kernels_ref/ch05_fused_norms/rmsnorm_rows.cu",
+                              "rmsnorm_vec"),
 }
 
 
@@ -74,6 +81,8 @@ def fast_reference_source(ex) -> tuple[str, str] | None:
     if ex.id not in FAST_REFERENCES:
         return None
     name, module, entry = FAST_REFERENCES[ex.id]
+    if module.endswith(".cu"):
+        return name, "%%cuda\n" + notebook_part(os.path.join(ROOT, module))
     return name, reference_source(ex) + f"\n\nfrom {module} import {entry}  # noqa: E402,F811\n"
 
 

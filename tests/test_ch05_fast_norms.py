@@ -1,0 +1,73 @@
+"""The warp-per-row CUDA norms (kernels_ref/ch05_fused_norms/layernorm_rows.cu, rmsnorm_rows.cu), graded as
+submissions by their exercises' quiet checks on the CPU execution layer: the same contract and the same launch
+(one block of 256 threads per row) as the teaching kernels they stand beside in benchmarks (FAST_REFERENCES).
+Their speed is a GPU question (kernels_ref.bench, kernels_ref.report)."""
+import pytest
+
+from autograder import registry
+from autograder.exercise import TIMED_CHECKS
+from autograder.runner import run_check
+from kernels_ref.bench import FAST_REFERENCES, chapter_cells, fast_reference_source
+
+FAST_CUDA = [ex_id for ex_id, (_, path, _) in FAST_REFERENCES.items() if path.endswith(".cu")]
+CASES = [(ex_id, chk) for ex_id in FAST_CUDA for chk in registry.get(ex_id).checks if chk not in TIMED_CHECKS]
+
+
+def test_both_ch05_cuda_norms_have_a_fast_reference():
+    assert {"ch05.layernorm_cuda", "ch05.rmsnorm_vec_cuda"} <= set(FAST_CUDA)
+
+
+@pytest.mark.parametrize("exercise_id,check", CASES)
+def test_fast_reference_passes_the_quiet_checks(exercise_id, check):
+    ex = registry.get(exercise_id)
+    cells = chapter_cells(ex, fast_reference_source(ex)[1])
+    r = run_check(exercise_id, check, cells, seed=15)
+    assert r.passed, r.message
+
+
+WIDTHS = {"ch05.layernorm_cuda": ("float32", (1028, 1500, 2048, 2052)),  # the 16-float4 warp path, then a block
+          "ch05.rmsnorm_vec_cuda": ("bfloat16", (1032, 1536, 2048, 2056))}  # the 8-uint4 warp path, then a block
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    from kernels_ref.bench import namespace
+    tmp = str(tmp_path_factory.mktemp("fast_norms"))
+    return {ex_id: namespace(registry.get(ex_id), fast_reference_source(registry.get(ex_id))[1], tmp)
+            for ex_id in WIDTHS}
+
+
+def _graded(ex, ns, cols, launch=None, rows=13):
+    """ex's own inputs, output buffers and verdict at (rows, cols); launch(ns, inputs, y) replaces ex.run."""
+    import torch
+
+    from autograder.exercise import Case
+    from autograder.execute import Outputs
+    case = Case((rows, cols), "adversarial", dtype=WIDTHS[ex.id][0])
+    inputs = ex.make_inputs(case, (rows, cols), torch.Generator().manual_seed(cols), "cpu")
+    outs = Outputs("cpu")
+    if launch is None:
+        y = ex.run(ns, inputs, outs)
+    else:
+        y = outs.tensor(inputs["x"].shape, inputs["x"].dtype)
+        launch(ns, inputs, y)
+    return ex.verify(y, ex.reference(inputs), inputs, case)
+
+
+@pytest.mark.parametrize("exercise_id,cols", [(e, c) for e, (_, ws) in WIDTHS.items() for c in ws])
+def test_widths_the_exercise_cases_miss(loaded, exercise_id, cols):
+    """1025-2048 columns (the warp path's second register tile) and just past it: no graded case has them."""
+    assert _graded(registry.get(exercise_id), loaded[exercise_id], cols) == []
+
+
+@pytest.mark.parametrize("exercise_id", list(WIDTHS))
+def test_a_launch_of_one_block_per_eight_rows(loaded, exercise_id):
+    """The kernels also take grid (ceil(rows / 8),): each block then does 8 rows (the last one part of them)."""
+    ex = registry.get(exercise_id)
+    entry = ex.entry[0]
+
+    def launch(ns, inp, y):
+        rows, cols = inp["x"].shape
+        extra = (inp["beta"],) if exercise_id == "ch05.layernorm_cuda" else ()
+        ns[entry](((rows + 7) // 8,), (256,), (inp["x"], inp["gamma"], *extra, y, rows, cols, float(inp["eps"])))
+    assert _graded(ex, loaded[exercise_id], 1024, launch, rows=21) == []
