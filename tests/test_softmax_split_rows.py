@@ -1,0 +1,133 @@
+"""The split-row softmax (kernels_ref/ch03_online_softmax/softmax_split_rows.py) in Triton's interpreter.
+
+The interpreter runs programs one after another, so a program that waits for another never ends there. What runs:
+the fused path with one chunk per row (K = 1: publish, count, merge and write from registers, the counters' reset)
+and, for K > 1, the two-launch PHASE mode (publish; then reload, merge and write) with a persistent grid smaller
+than the tickets. Graded by ch03.online_softmax_triton's quiet checks (adversarial rows, 1-column rows, a masked
+tail, half precision, 3 x 32768) and against float64. Not run here: the wait between running programs, and the
+occupancy sizing of the grid: test_fused_split_on_the_gpu, on a GPU only (not yet run on one; a deadlock would hang
+it, so run it under `timeout`)."""
+import contextlib
+
+import course  # noqa: F401  (CPU mode: the interpreter is on before any kernel is defined)
+import pytest
+import torch
+
+from autograder import registry
+from autograder.grading import Failure, run_check
+from autograder.mutate import quiet_checks
+from kernels_ref.bench import fast_reference_source, namespace
+from kernels_ref.ch03_online_softmax import softmax_split_rows as split
+
+DEV = course.DEVICE
+EX = registry.get("ch03.online_softmax_triton")
+MOD = "kernels_ref.ch03_online_softmax.softmax_split_rows"
+
+FUSED_K1 = f"""from {MOD} import softmax_split_rows
+import triton
+def online_softmax_triton(x, y):
+    softmax_split_rows(x, y, chunk=triton.next_power_of_2(x.shape[1]), warps=4, programs=5)
+"""
+PHASED = f"""from {MOD} import softmax_split_rows
+def online_softmax_triton(x, y):
+    softmax_split_rows(x, y, chunk=512, warps=4, programs=3, phases=True)
+"""
+
+
+# The audit counts launches of the @triton.jit kernels the namespace names; the module launches its own objects
+# (and the reference module's, in the fallback), so they are named here too.
+KERNELS = f"""
+from kernels_ref.ch03_online_softmax.online_softmax_triton import online_softmax_kernel  # noqa: E402,F811
+from {MOD} import split_rows_kernel  # noqa: E402
+"""
+
+
+def _grade(source, tmp):
+    """The quiet checks on the source loaded in this process, as kernels_ref.bench loads a fast reference (the
+    sandboxed runner lets no submission import kernels_ref): check -> its summary, or the Failure's message."""
+    ns = namespace(EX, source + KERNELS, str(tmp))
+    out = {}
+    for check in quiet_checks(EX):
+        try:
+            out[check] = run_check(EX, check, ns, 7)
+        except Failure as e:
+            out[check] = f"FAILED {e}"
+    return out
+
+
+@pytest.mark.parametrize("name,source", [("fast reference as bench.py loads it", fast_reference_source(EX)[1]),
+                                         ("fused, one chunk per row", FUSED_K1),
+                                         ("two launches, chunks of 512", PHASED)])
+def test_passes_the_exercise_quiet_checks(name, source, tmp_path):
+    results = _grade(source, tmp_path)
+    assert results and not any(r.startswith("FAILED") for r in results.values()), results
+
+
+def test_is_the_fast_reference_of_the_online_softmax():
+    from kernels_ref.bench import FAST_REFERENCES
+    assert FAST_REFERENCES[EX.id][1:] == (MOD, "online_softmax_triton")
+    assert not split.splits(torch.zeros(2, 65536))  # on the CPU and in the interpreter: the reference
+
+
+@pytest.mark.parametrize("dtype,rows,cols,chunk,phases", [
+    (torch.float32, 5, 3000, 1024, True),  # K = 3, the tail chunk 952 of 1024 columns
+    (torch.float32, 4, 1000, 1024, False),  # K = 1, fused, masked tail
+    (torch.bfloat16, 3, 5000, 2048, True), (torch.float16, 3, 4097, 4096, True),  # K = 2, a tail of 1 column
+    (torch.float32, 6, 777, 1024, False)])
+def test_matches_float64(dtype, rows, cols, chunk, phases):
+    torch.manual_seed(cols)
+    x = (torch.randn(rows, cols, device=DEV) * 3).to(dtype)
+    x[0] += 900  # large: the max must be taken before the exponentials
+    x[1, : cols // 2] = -float("inf")  # chunks with no finite value: m = -inf, d = 0, never NaN
+    x[-1, -1] = 60  # one dominant entry in the tail chunk
+    y = torch.full_like(x, float("nan"))
+    split.softmax_split_rows(x, y, chunk=chunk, warps=4, programs=2, phases=phases)
+    want = torch.softmax(x.double(), -1)
+    # float32: exp2((x - m) * log2 e) rounds the product, a relative error of |x - m| * 2^-24 (here |x - m| < 80);
+    # half precision: one unit in the last place of the output (the interpreter's float32 -> bfloat16 cast truncates:
+    # the online reference is as far off on these rows). atol: below float16's smallest subnormal is 0.
+    rtol = {torch.float32: 1e-5, torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10}[dtype]
+    atol = 2.0**-24 if dtype == torch.float16 else 1e-37
+    torch.testing.assert_close(y.double(), want, rtol=rtol, atol=atol)
+    assert (y[1, : cols // 2] == 0).all()
+
+
+def test_counters_are_back_to_zero_after_each_call():
+    x = torch.randn(4, 3000, device=DEV)
+    y = torch.empty_like(x)
+    for phases, chunk in ((True, 512), (False, 4096), (True, 1024)):
+        split.softmax_split_rows(x, y, chunk=chunk, warps=4, programs=3, phases=phases)
+        assert not split._counters(x, 4).any()
+        torch.testing.assert_close(y, torch.softmax(x, -1))
+
+
+def test_a_row_of_minus_infinity_is_nan_as_in_torch():
+    x = torch.randn(3, 2000, device=DEV)
+    x[1] = -float("inf")
+    y = torch.empty_like(x)
+    # the interpreter's NumPy warns at (-inf) - (-inf)
+    with pytest.warns(RuntimeWarning) if not course.GPU else contextlib.nullcontext():
+        split.softmax_split_rows(x, y, chunk=1024, warps=4, programs=2, phases=True)
+    assert y[1].isnan().all() and torch.softmax(x, -1)[1].isnan().all()
+    torch.testing.assert_close(y[[0, 2]], torch.softmax(x[[0, 2]], -1))
+
+
+@pytest.mark.skipif(not course.GPU, reason="K programs waiting for each other: only on a GPU")
+@pytest.mark.parametrize("dtype,rows,cols", [(torch.float32, 64, 131072), (torch.bfloat16, 64, 131072),
+                                             (torch.bfloat16, 300, 32768), (torch.float16, 9, 20001),
+                                             (torch.float32, 5, 262144)])
+def test_fused_split_on_the_gpu(dtype, rows, cols):
+    torch.manual_seed(cols)
+    x = (torch.randn(rows, cols, device=DEV) * 3).to(dtype)
+    x[0] += 900
+    x[1, : cols // 2] = -float("inf")
+    x[-1, -1] = 60
+    assert split.splits(x)
+    for _ in range(3):  # the counters reset themselves: every call alike
+        y = torch.full_like(x, float("nan"))
+        split.online_softmax_triton(x, y)
+        torch.cuda.synchronize()
+        want = torch.softmax(x.double(), -1)
+        rtol = {torch.float32: 1e-5, torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10}[dtype]
+        torch.testing.assert_close(y.double(), want, rtol=rtol, atol=2.0**-24 if dtype == torch.float16 else 1e-37)
+        assert not split._counters(x, rows).any()
