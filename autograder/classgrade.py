@@ -145,8 +145,9 @@ class GpuTurns:
             return contextlib.nullcontext()
         if not timed:
             return self.lock.shared()
-        self.alone = contextlib.ExitStack()
-        self.alone.enter_context(self.lock.exclusive())
+        alone = contextlib.ExitStack()
+        alone.enter_context(self.lock.exclusive())  # held from here: a failure to take it leaves no false claim
+        self.alone = alone
         return contextlib.nullcontext()
 
     def close(self) -> None:

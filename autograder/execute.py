@@ -27,9 +27,16 @@ class Failure(AssertionError):
 
 
 ARENA: list = [None]  # a gpushare.Arena the judge lent for this request's outputs (GPU), or None
-# Set by the runner's serve loop (GPU): tells the judge that the submission's function has returned, so that
-# what is left of a quiet check is the GPU finishing what was launched (see runner.GPU_DRAIN_S).
+# Set by the runner's serve loop (GPU): tell the judge that the submission's function has returned, so that
+# what is left of a quiet check is the GPU finishing what was launched (see runner.GPU_DRAIN_S), and that the
+# GPU has finished it (what is left then is this process's own work: the audit, the answer).
 RETURNED: list = [None]
+SYNCED: list = [None]
+
+
+def _synced() -> None:
+    if SYNCED[0] is not None:
+        SYNCED[0]()
 
 
 class Outputs:
@@ -122,6 +129,7 @@ def gpu_kernels_run(fn) -> list[str]:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
+        _synced()
     names = []
     for e in prof.events():
         if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
@@ -259,6 +267,7 @@ def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:
     else:
         out, found = call(), None
     _sync()
+    _synced()
     return {"out": out, "guards": outs.made, "audit": found}
 
 

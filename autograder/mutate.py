@@ -799,7 +799,7 @@ def _logged_outcomes(path: str, ids: set) -> dict:
     """Outcomes already printed by an earlier --gpu-recheck call that was cut off (its log lines, as `one`
     prints them): a device call has a time limit, and these need not be graded again."""
     out = {}
-    pat = re.compile(r"^(killed|survived|error)\s+([0-9.]+)s (\S+) \[[^\]]*\] ?(\S*) ?(.*)$")
+    pat = re.compile(r"^(killed|survived)\s+([0-9.]+)s (\S+) \[[^\]]*\] ?(\S*) ?(.*)$")  # errors: graded again
     with open(path) as f:
         for line in f:
             m = pat.match(line.rstrip("\n"))

@@ -142,6 +142,10 @@ class FeedbackExporter(HTMLExporter):
     def _flashcourse_template_file(self):
         return FEEDBACK_TEMPLATE
 
+    @default("sanitize_html")
+    def _flashcourse_sanitize_html(self):  # a student's HTML (markdown, outputs) runs no script in a reader's browser
+        return True
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if FEEDBACK_TEMPLATES not in self.extra_template_basedirs:

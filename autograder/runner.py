@@ -46,7 +46,10 @@ QUIET_GPU_TIMEOUT = 30.0
 # are asynchronous): what is left is the GPU running what was launched on a small case, milliseconds for any
 # kernel that ends. A kernel that has not ended this long after is stopped: a hung kernel then holds the GPU,
 # and every timed check waiting for it, about GPU_DRAIN_S after its compile, not QUIET_GPU_TIMEOUT. A runner
-# that never says so only keeps the longer timeout; one that says so early only shortens its own.
+# that never says so only keeps the longer timeout; one that says so early only shortens its own. Once the
+# GPU is done (the runner says "synced"), the rest of the answer (the audit's profiler, the encoding) has the
+# check's own deadline again: the 10 s are the GPU's, not the CPU's. No message can give a runner more time
+# than the check's deadline, which is what a silent runner gets.
 GPU_DRAIN_S = 10.0
 # CUDA errors that leave a context unusable: every later call in that process fails with them too
 STICKY = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
@@ -524,9 +527,13 @@ class Session:
         returned = None
         try:
             reply = p.receive(deadline - time.monotonic())
-            while reply.get("returned") is True and len(reply) == 1:  # a repeat never moves the deadline
-                returned = returned or time.monotonic()
-                reply = p.receive(min(deadline, returned + GPU_DRAIN_S) - time.monotonic())
+            while len(reply) == 1 and (reply.get("returned") is True or reply.get("synced") is True):
+                if reply.get("returned") is True:  # a repeat never moves the drain deadline
+                    returned = returned or time.monotonic()
+                else:  # the GPU is done: what is left (the audit, the answer) has the check's own deadline
+                    returned = None
+                until = deadline if returned is None else min(deadline, returned + GPU_DRAIN_S)
+                reply = p.receive(until - time.monotonic())
         except TimeoutError:
             if returned is not None and returned + GPU_DRAIN_S < deadline:
                 raise DrainTimeout(f"your function returned, but the GPU was still running what it launched "

@@ -223,6 +223,7 @@ def serve(req_fd: int, reply_fd: int) -> int:
     if mode.GPU:  # launches are asynchronous: the judge learns when the function returned (runner.GPU_DRAIN_S)
         from autograder import execute
         execute.RETURNED[0] = lambda: wire.send(reply_fd, {"returned": True})
+        execute.SYNCED[0] = lambda: wire.send(reply_fd, {"synced": True})
     from autograder import sandbox
     wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered, "uid": sandbox.START_UID[0],
                          "uid_why": sandbox.UID_WHY[0] if sandbox.UID_WHY else "",

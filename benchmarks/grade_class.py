@@ -12,7 +12,7 @@ must lose).
 `--keep DIR` builds the class in DIR and keeps it; run again with the same DIR and grading resumes where
 it stopped (as `flashcourse autograde` does: finished submissions are kept). Each call's grading seconds
 are appended to DIR/calls.json, so a class graded over several calls (a device call has a time limit)
-reports the sum.
+reports the sum; a call that was cut off leaves only its start time there, and the sum says how many were.
 """
 from __future__ import annotations
 
@@ -49,10 +49,14 @@ def main(argv=None) -> int:
     source = nbformat.read(nbtext.notebook_path(ch), 4)
     grades = _grade_cells(source)
     tmp = os.path.abspath(a.keep) if a.keep else tempfile.mkdtemp(prefix=f"class-{ch}-")
-    resume = bool(a.keep) and os.path.isdir(os.path.join(tmp, "submitted"))
+    built = os.path.join(tmp, "built")  # written once the whole class is in place: a cut-off build starts again
+    resume = bool(a.keep) and os.path.exists(built)
     try:
         if not resume:
-            os.makedirs(tmp, exist_ok=True)
+            if os.path.isdir(tmp) and os.listdir(tmp) and not os.path.isdir(os.path.join(tmp, "submitted")):
+                raise SystemExit(f"{tmp} is not empty and holds no class of this benchmark: not touching it")
+            shutil.rmtree(tmp, ignore_errors=True)  # a class whose build was cut off: built again
+            os.makedirs(tmp)
             _course_copy(tmp, ch)
             _nbgrader(["generate_assignment", ch, "--force"], tmp)
         blank = nbformat.read(os.path.join(tmp, "release", ch, f"{ch}.ipynb"), 4)
@@ -74,23 +78,30 @@ def main(argv=None) -> int:
                 nbformat.write(nb, os.path.join(d, f"{ch}.ipynb"))
             want[student] = {g: 0.0 if g in lost or not all(_runs_here(e, c) for e, c in grades[g]["calls"])
                              else grades[g]["points"] for g in grades}
+        if not resume:
+            open(built, "w").close()
         t0 = time.perf_counter()
+        log = os.path.join(tmp, "calls.json")  # each call's grading seconds; a call cut off keeps its start
+        calls = json.load(open(log)) if a.keep and os.path.exists(log) else []
+        if a.keep:
+            with open(log, "w") as f:
+                json.dump(calls + [{"started": time.time()}], f)
         classgrade.grade_class(tmp, ch, jobs=a.jobs)
         t1 = time.perf_counter()
         classgrade.collect(tmp, ch, out=io.StringIO())
         t2 = time.perf_counter()
         got = _scores(tmp, ch)
         wrong = sorted(s for s in want if got.get(s) != want[s])
-        calls = []
         if a.keep:
-            log = os.path.join(tmp, "calls.json")
-            calls = (json.load(open(log)) if os.path.exists(log) else []) + [round(t1 - t0, 1)]
+            calls = calls + [round(t1 - t0, 1)]
             with open(log, "w") as f:
                 json.dump(calls, f)
         out = {"chapter": ch, "mode": mode.MODE, "device": mode.device_name(), "cpus": os.cpu_count(),
                "students": a.students, "mix": a.mix, "jobs": a.jobs, "grade_s": round(t1 - t0, 1),
                "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
-               **({"grade_s_calls": calls, "grade_s_sum": round(sum(calls), 1)} if calls else {}),
+               **({"grade_s_calls": calls,  # a call cut off shows as {"started": unix time}: its seconds are lost
+                   "grade_s_sum": round(sum(c for c in calls if isinstance(c, (int, float))), 1),
+                   "calls_cut_off": sum(isinstance(c, dict) for c in calls)} if calls else {}),
                "unexpected": wrong,
                "unexpected_detail": {s: {g: [got.get(s, {}).get(g), want[s][g]] for g in want[s]
                                          if got.get(s, {}).get(g) != want[s][g]} for s in wrong[:40]}}

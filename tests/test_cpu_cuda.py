@@ -515,9 +515,9 @@ def _flash_attention_warp():
         assert torch.allclose(o.double(), ref, atol=1e-4)
 
 
-def _layernorm_welford():
-    mod = _compile_with("ch05_fused_norms/layernorm_welford.cu")
-    for rows, cols in [(4, 1000), (3, 1001), (2, 8196)]:  # registers, odd width, too long for registers
+def _layernorm_welford(path="ch05_fused_norms/layernorm_welford.cu", shapes=((4, 1000), (3, 1001), (2, 8196))):
+    mod = _compile_with(path)
+    for rows, cols in shapes:  # registers, odd width, too long for registers
         x, g, b = torch.randn(rows, cols) * 3 + 10, torch.rand(cols) + 0.5, torch.randn(cols)
         y = torch.empty_like(x)
         mod.layernorm_welford(rows, 256, (x, g, b, y, rows, cols, 1e-5))
@@ -525,9 +525,9 @@ def _layernorm_welford():
         assert torch.allclose(y.double(), ref, atol=1e-4)
 
 
-def _rmsnorm_vec():
-    mod = _compile_with("ch05_fused_norms/rmsnorm_vec.cu")
-    for rows, cols in [(4, 1024), (3, 8), (2, 8192)]:
+def _rmsnorm_vec(path="ch05_fused_norms/rmsnorm_vec.cu", shapes=((4, 1024), (3, 8), (2, 8192))):
+    mod = _compile_with(path)
+    for rows, cols in shapes:
         x, g = torch.randn(rows, cols).bfloat16(), (torch.rand(cols) + 0.5).bfloat16()
         y = torch.empty_like(x)
         mod.rmsnorm_vec(rows, 256, (x, g, y, rows, cols, 1e-5))
@@ -560,6 +560,11 @@ REFERENCE_KERNELS = {
     "ch04_flash_attention/flash_attention_warp.cu": _flash_attention_warp,
     "ch05_fused_norms/layernorm_welford.cu": _layernorm_welford,
     "ch05_fused_norms/rmsnorm_vec.cu": _rmsnorm_vec,
+    # the fast references (a warp per row up to 2048 columns, a block per row past that or for odd widths)
+    "ch05_fused_norms/layernorm_rows.cu": lambda: _layernorm_welford("ch05_fused_norms/layernorm_rows.cu",
+                                                                     ((9, 1024), (3, 2048), (3, 1001), (2, 8196))),
+    "ch05_fused_norms/rmsnorm_rows.cu": lambda: _rmsnorm_vec("ch05_fused_norms/rmsnorm_rows.cu",
+                                                             ((9, 1024), (3, 2048), (3, 12), (2, 8192))),
     "ch06_low_precision/softmax_int8.cu": _softmax_int8,
 }
 

@@ -42,7 +42,8 @@ class OneShotStream:
     """An iterable that can be iterated once, like data streaming past: no len(), no indexing. Its values
     are made as it is read, one chunk (a NumPy array of up to STREAM_CHUNK values) at a time, and handed
     out as Python floats: the stream as a whole never exists in the process, so a solution that keeps
-    it (to read it twice) pays for all of it, and the memory check sees that."""
+    it (to read it twice) pays for all of it, and the memory check sees that. (One that makes it again
+    through this object's internals is not caught: README, "Trusted by measurement only".)"""
 
     def __init__(self, chunks):
         self._chunks, self._used = chunks, False

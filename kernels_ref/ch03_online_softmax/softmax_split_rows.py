@@ -28,7 +28,9 @@ row r that may not be taken yet are later ones; all earlier rows have all their 
 anything that is not running, and finish, freeing programs (or slots) for the next tickets. The chain can only
 stall if the waiting programs of one row fill every slot on the GPU, i.e. if K exceeds the programs that can be
 resident at once. Every SM can hold at least one program of a kernel that launches, so K <= the SM count is
-enough (checked: else the fallback). Nothing relies on the order in which the hardware starts blocks.
+enough (checked: else the fallback). Nothing relies on the order in which the hardware starts blocks. It does
+assume the GPU is this kernel's while it runs: under MPS limits, or with other work holding SMs, fewer programs may
+be resident than the count assumes.
 
 The grid is persistent: about SMs x programs per SM that fit (registers, shared memory, threads: from the compiled
 kernel), each looping ticket after ticket, so all programs are resident and launches cost nothing past the first.
@@ -165,6 +167,8 @@ def softmax_split_rows(x, y, chunk=None, warps=None, programs=None, phases=False
     if programs is None:
         programs = _sm_count(x.device) * _programs_per_sm(args + (1024,), k, chunk, warps, x.device)
     programs = max(1, min(programs, rows * k))
+    if not phases and programs < min(k, rows * k):  # fewer programs than a row's chunks: its waits never end
+        raise ValueError(f"softmax_split_rows: {programs} programs cannot hold the {k} chunks of a row at once")
     for phase in ((1, 2) if phases else (0,)):
         split_rows_kernel[(programs,)](*args, programs, K=k, KP=triton.next_power_of_2(k), CHUNK=chunk,
                                        PHASE=phase, num_warps=warps)
