@@ -1,7 +1,8 @@
 """`flashcourse bench --report` on a GPU: our reference kernels against torch eager, torch.compile, Liger-Kernel
 and (attention) SDPA's flash and cuDNN backends, in one process and one run, every implementation timed the same
 way (`course.timing.bench`: CUDA events, L2 flushed before each call, median of 30) on the same inputs; bandwidth
-as a percentage of a device-to-device copy measured in the same run (before and after, the faster counts).
+as a percentage of a device-to-device copy measured in the same run (before and after, the faster counts). Our
+kernel's output is first checked by its exercise against the float64 reference (a wrong one gets an error record).
 
     python -m kernels_ref.report [--json PATH] [--no-render]
 
@@ -153,6 +154,22 @@ def calls(case: Case, inputs: dict, loaded: dict, tmp: str, device: str) -> dict
     return out
 
 
+def checked(case: Case, inputs: dict, call):
+    """Our call, once its output passed the exercise's own check against its float64 reference (the grader's
+    tolerance); else the exception that says what is wrong (recorded as our error: a wrong kernel's speed is no
+    result). The fast references are checked here on the shapes they are timed at, not only in their tests."""
+    if isinstance(call, Exception):
+        return call
+    try:
+        ex = registry.get(reference_for(case))
+        kind = "randn" if case.causal is None else ("causal" if case.causal else "full")
+        out = call()
+        problems = ex.verify(out, ex.reference(inputs), inputs, ExCase(case.shape, kind, dtype=case.dtype))
+    except Exception as e:  # noqa: BLE001  (it crashed: recorded as the error)
+        return e
+    return AssertionError("wrong output: " + "; ".join(problems)[:250]) if problems else call
+
+
 def measure(case: Case, impl_calls: dict, bench) -> list[dict]:
     """One record per impl: bench(call) in ms turned into GB/s (pct_copy filled in later) or TFLOP/s, or the
     error of a call that could not be made or failed."""
@@ -205,7 +222,9 @@ def run(cases, *, gpu: str, bench, copy_gbps, device: str = "cuda", log=print) -
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             inputs = make_inputs(case, device)
-            for r in measure(case, calls(case, inputs, loaded, tmp, device), bench):
+            impls = calls(case, inputs, loaded, tmp, device)
+            impls["flashcourse"] = checked(case, inputs, impls["flashcourse"])
+            for r in measure(case, impls, bench):
                 records.append(r)
                 log(_line(r))
             del inputs

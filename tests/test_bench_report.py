@@ -190,3 +190,18 @@ def test_cli_bench_report_and_render_dispatch(monkeypatch):
     assert cli.main(["bench", "--report"]) == 0
     assert cli.main(["bench", "--report", "--", "--json", "out.json"]) == 0
     assert seen == ["render", ["-m", "kernels_ref.report"], ["-m", "kernels_ref.report", "--json", "out.json"]]
+
+
+def test_our_right_kernel_passes_the_check_before_it_is_timed(tmp_path):
+    case = report.Case("softmax", (8, 64), "float32")
+    inputs = report.make_inputs(case, "cpu")
+    call = report.checked(case, inputs, report.calls(case, inputs, {}, str(tmp_path), "cpu")["flashcourse"])
+    assert not isinstance(call, Exception), call
+
+
+def test_a_wrong_kernel_of_ours_gets_an_error_record_not_a_speed():
+    case = report.Case("softmax", (8, 64), "float32")
+    inputs = report.make_inputs(case, "cpu")
+    wrong = lambda: inputs["x"] * 0  # noqa: E731  (runs, fast, wrong)
+    recs = report.measure(case, {"flashcourse": report.checked(case, inputs, wrong)}, lambda call: 0.5)
+    assert "wrong output" in recs[0]["error"] and "gbps" not in recs[0], recs[0]
