@@ -5,7 +5,7 @@ The repository is the instructor's course directory: it holds the solutions (`so
 hidden tests (the `"hidden"` case lists of `autograder/exercises/*.py`). The pack holds only what a
 student needs to work through the release notebooks and run their visible test cells:
 
-  course/                      the library the notebooks import, as tracked by git
+  course/                      the library the notebooks import, as tracked by git (not the diagrams' source)
   release/CH/CH.ipynb          the student notebooks, as committed
   autograder/                  what `from autograder import check` needs (the import closure of
                                autograder/__init__.py and autograder/worker.py, found from the
@@ -648,7 +648,9 @@ def assemble(dest: str) -> dict:
     """Write the pack into the empty folder `dest`; return a summary."""
     closure = autograder_closure()
     labextension = any(p.startswith("course/labextension/") for p in files_under("course"))
-    course_files = files_under("course")
+    # the diagrams' source stays home: the notebooks show the PNGs, and Chapter 6's pictures are computed by the
+    # very integer algorithm its first exercise asks for (the leak check below would refuse it)
+    course_files = [p for p in files_under("course") if not (p.startswith("course/diagrams/") and p.endswith(".py"))]
     chs = chapters()
     if not chs:
         raise PackError("no release notebooks (release/CH/CH.ipynb): run `flashcourse generate` first")
