@@ -11,9 +11,9 @@ softmax q = clamp(round(256 · softmax(s · x)) - 128, -128, 127) by the chapter
      e^r by the degree-4 Taylor polynomial in Horner form with Q0.31 coefficients 1/0!, ..., 1/4!, then one multiply
      by EXP_NEG_QUARTERS[j] = e^(-2^j / 4) for each bit 24 + j (j = 0..6) set in R.
   4. S = sum of rshift_round(e, 12) over the row (Q12.19; 64-bit: a constant row of 4096 sums to 2^31).
-  5. k = bit length of S; D = (S << 31) >> k: u = S / 2^k in [1/2, 1) as Q0.31 (the shift is exact).
+  5. L = bit length of S (`k` in the code); u = (S << 31) >> L = S / 2^L in [1/2, 1) as Q0.31 (exact).
      Y = 48/17 - 32/17 · u in Q2.29, then three Newton steps Y <- Y (2 - u Y): Y = 1/u in Q2.29.
-  6. P = mul_q31(e, Y); q = rshift_round(P, 2 + k) - 128, clamped to [-128, 127].
+  6. P = mul_q31(e, Y); q = rshift_round(P, 2 + L) - 128, clamped to [-128, 127].
 where rshift_round(v, n) = (v + 2^(n-1)) >> n (round half up) and mul_q31(a, b) = rshift_round(a · b, 31).
 
 Grading is bit-exact against `reference`, which is written in NumPy int64 only (no float reaches it: the
@@ -572,9 +572,9 @@ register(Exercise(
 
 # ---- Part 3 · 4. Cross-entropy with z-loss over a large vocabulary: loss and gradient, in Triton ----
 #
-# For a row x of V logits with target t (ε = smoothing, w = z_weight), with lse = log Σ_j e^(x_j):
-#   loss = lse - (1 - ε) x_t - (ε / V) Σ_j x_j + w lse²
-#   d loss / d x_j = p_j (1 + 2 w lse) - ε / V - (1 - ε) [j = t],  p_j = e^(x_j - lse)
+# For a row x of V logits with target c (`t` in the code; ε = smoothing, w = z_weight), with lse = log Σ_j e^(x_j):
+#   loss = lse - (1 - ε) x_c - (ε / V) Σ_j x_j + w lse²
+#   d loss / d x_j = p_j (1 + 2 w lse) - ε / V - (1 - ε) [j = c],  p_j = e^(x_j - lse)
 # and a row whose target is -100 (ignored, as PyTorch's ignore_index) has loss 0 and gradient 0, exactly.
 # The reference is all float64 from the stored logits (bfloat16 logits are exact in float64).
 # Tolerances. The loss (float32): 2e-5 (1 + |lse|) (1 + 2 w |lse|) + 1e-5 |loss|: float32's rounding of lse

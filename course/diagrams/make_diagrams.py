@@ -422,7 +422,7 @@ def q_pipeline():
     stages = [
         ("1", "input $x_i$", "int8", (1, 7, 0), f"x = {ex['x']}\n(max m = {ex['m']})"),
         ("1", "diff = x - m", "integer, [-255, 0]", (1, 8, 0), f"diff = {ex['diff']}"),
-        ("1", "z = rshift_round(\ndiff M, 31 - shift)", "Q5.26", (1, 5, 26),
+        ("1", "z = rshift_round(diff\n· multiplier, 31 - shift)", "Q5.26", (1, 5, 26),
          f"z = {ex['z'] / 2**26:g}\n(s = {ex['scale']:g})"),
         ("2", "split z = r - R", "r to Q0.31 (times 32)\nR in bits 24-30", None,
          f"r = {ex['r'] / 2**26:g}\nR = {ex['big_r'] / 2**26:g} = " + " + ".join(used)),
@@ -430,12 +430,12 @@ def q_pipeline():
          f"e = {ex['e'] / 2**31:.5f}\n(" + ", ".join(f"$e^{{-{c}}}$" for c in used) + " applied)"),
         ("3", "S = sum of\nrshift_round($e_i$, 12)", "Q12.19, in 64 bits", (1, 12, 19),
          f"S = {ex['S'] / 2**19:.5f}\n(over {len(ex['row'])} elements)"),
-        ("4", "k = bit length of S\nu = (S << 31) >> k", "u in Q0.31, [1/2, 1)", (1, 0, 31),
-         f"k = {ex['k']}\nu = {ex['u'] / 2**31:.5f}"),
+        ("4", "L = bit length of S\nu = (S << 31) >> L", "u in Q0.31, [1/2, 1)", (1, 0, 31),
+         f"L = {ex['k']}\nu = {ex['u'] / 2**31:.5f}"),
         ("4", "$y_0$ = 48/17 - 32/17 u,\n3 times y <- y (2 - u y)", "y in Q2.29, (1, 2]", (1, 2, 29),
          f"y = {ex['ys'][-1] / 2**29:.5f} ≈ 1/u"),
         ("5", "P = mul_q31(e, y)", "Q2.29", (1, 2, 29), f"P = e y = {ex['P'] / 2**29:.5f}"),
-        ("5", "q = rshift_round(P,\n2 + k) - 128, clamp", "int8", (1, 7, 0),
+        ("5", "q = rshift_round(P,\n2 + L) - 128, clamp", "int8", (1, 7, 0),
          f"q = {ex['q']}\n(p = {ex['q'] + 128}/256)"),
     ]
     fig, ax = _blank((9, 4.3))
@@ -480,7 +480,7 @@ def q_pipeline():
 
 
 def newton_reciprocal():
-    """Chapter 6, Part 1: eps_(t+1) = eps_t^2 for eps_t = 1 - u y_t, with the example's u, from two starts."""
+    """Chapter 6, Part 1: delta_(t+1) = delta_t^2 for delta_t = 1 - u y_t, with the example's u, from two starts."""
     from fractions import Fraction
     ex = _int8_example()
     u = Fraction(ex["u"], 2**31)  # exactly the example's Q0.31 value; the iterations below are exact
@@ -492,35 +492,35 @@ def newton_reciprocal():
             y = y * (2 - u * y)
         return out
 
-    crude = errors(Fraction(1), 3)                                    # y_0 = 1: eps_0 = 1 - u
+    crude = errors(Fraction(1), 3)                                    # y_0 = 1: delta_0 = 1 - u
     line = errors(Fraction(48, 17) - Fraction(32, 17) * u, 3)         # the chapter's start
     fixed = [1 - u * Fraction(y, 2**29) for y in ex["ys"]]            # the Q2.29 integers of the kernel
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 1.1]})
     ax = axes[0]
     e = [i / 100 for i in range(-110, 111)]
-    ax.plot(e, [v * v for v in e], color=C[0], lw=1.1, label="$\\varepsilon_{t+1} = \\varepsilon_t^2$")
-    ax.plot([-0.05, 0.6], [-0.05, 0.6], color=C[7], lw=0.8, ls="--", label="$\\varepsilon_{t+1} = \\varepsilon_t$")
-    ax.axvspan(-1 / 17, 1 / 17, color=C[2], alpha=0.3, lw=0, label="$|\\varepsilon_0| \\leq 1/17$: the line start")
+    ax.plot(e, [v * v for v in e], color=C[0], lw=1.1, label="$\\delta_{t+1} = \\delta_t^2$")
+    ax.plot([-0.05, 0.6], [-0.05, 0.6], color=C[7], lw=0.8, ls="--", label="$\\delta_{t+1} = \\delta_t$")
+    ax.axvspan(-1 / 17, 1 / 17, color=C[2], alpha=0.3, lw=0, label="$|\\delta_0| \\leq 1/17$: the line start")
     ax.axvspan(-1.1, -1, color=C[3], alpha=0.15, lw=0)
-    ax.axvspan(1, 1.1, color=C[3], alpha=0.15, lw=0, label="$|\\varepsilon_0| \\geq 1$: no convergence")
+    ax.axvspan(1, 1.1, color=C[3], alpha=0.15, lw=0, label="$|\\delta_0| \\geq 1$: no convergence")
     pts = [float(v) for v in crude]
     for a, b in zip(pts, pts[1:]):  # the cobweb: up to the parabola, across to the diagonal
         ax.plot([a, a, b], [0 if a == pts[0] else a, b, b], color=C[1], lw=1)
     for t, (a, b) in enumerate(zip(pts, pts[1:])):
         ax.plot([a], [b], "o", color=C[1], ms=4)
         if t < 2:
-            ax.text(a + 0.02, b + 0.03, f"$\\varepsilon_{t}$", fontsize=8, color=C[1])
-    ax.text(1.05, 0.36, "start $y_0 = 1$:\n" + "\n".join(f"$\\varepsilon_{t}$ = {v:.4f}" for t, v in enumerate(pts)),
+            ax.text(a + 0.02, b + 0.03, f"$\\delta_{t}$", fontsize=8, color=C[1])
+    ax.text(1.05, 0.36, "start $y_0 = 1$:\n" + "\n".join(f"$\\delta_{t}$ = {v:.4f}" for t, v in enumerate(pts)),
             fontsize=7, color=C[1], ha="right", va="bottom")
     lv = float(line[0])
     ax.plot([lv], [lv * lv], "s", color="#2d6a3e", ms=4)
-    ax.annotate(f"line start: $\\varepsilon_0$ = {lv:.4f},\n$\\varepsilon_1$ = {float(line[1]):.1e}",
+    ax.annotate(f"line start: $\\delta_0$ = {lv:.4f},\n$\\delta_1$ = {float(line[1]):.1e}",
                 (lv, lv * lv), (-0.62, 0.47), fontsize=7, color="#2d6a3e",
                 arrowprops=dict(arrowstyle="-", lw=0.5, color="#2d6a3e", relpos=(1, 0)))
     ax.set_xlim(-1.1, 1.1)
     ax.set_ylim(-0.03, 1.15)
-    ax.set_xlabel("$\\varepsilon_t = 1 - u\\,y_t$")
-    ax.set_ylabel("$\\varepsilon_{t+1}$")
+    ax.set_xlabel("$\\delta_t = 1 - u\\,y_t$")
+    ax.set_ylabel("$\\delta_{t+1}$")
     ax.set_title(f"one step squares the error (u = {float(u):.5f})", fontsize=9)
     ax.legend(fontsize=6.5, loc="upper center", frameon=False)
     ax = axes[1]
@@ -544,8 +544,8 @@ def newton_reciprocal():
     ax.set_xlim(-0.4, 3.5)
     ax.set_ylim(0, 60)
     ax.set_xlabel("Newton iterations t")
-    ax.set_ylabel("correct bits $-\\log_2 |\\varepsilon_t|$")
-    ax.set_title("bits double: $-\\log_2 \\varepsilon_{t+1} = 2\\,(-\\log_2 |\\varepsilon_t|)$", fontsize=9)
+    ax.set_ylabel("correct bits $-\\log_2 |\\delta_t|$")
+    ax.set_title("bits double: $-\\log_2 \\delta_{t+1} = 2\\,(-\\log_2 |\\delta_t|)$", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, 0.93), frameon=False)
     fig.tight_layout()
     return fig
