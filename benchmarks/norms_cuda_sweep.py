@@ -1,0 +1,211 @@
+"""GPU sweep for Chapter 5's warp-per-row CUDA norms (issue 15 item 2): is the fixed RMSNorm fast reference
+(kernels_ref/ch05_fused_norms/rmsnorm_rows.cu) at >= 90% of copy at 65536 x 1024 bf16, and which of its variants
+is best, next to the kernel before the fix (benchmarks/norms_cuda_sweep_before.cu), layernorm_rows.cu and torch.
+
+    python benchmarks/norms_cuda_sweep.py OUT.json
+
+One process, about 20-40 s on an H100. Measures the copy bandwidth (course.timing.copy_gbps(1 << 30)), then per shape
+times (course.timing.bench: CUDA events, L2 flushed, median) each kernel with the exercise's launch (grid (rows,),
+256 threads) unless the record's "grid" says otherwise. Kernels are compiled as the course compiles a %%cuda cell
+(course.cuda.compile_cuda: NVRTC, -arch of this GPU); a variant is the file's notebook part with `#define`s in
+front (RMSR_MIN_BLOCKS: __launch_bounds__ blocks per SM; RMSR_MAX_ROWS: rows per warp; RMSR_WARP_VEC: uint4 per
+lane). Before it is timed, every output is checked by its exercise's own verify (ch05.rmsnorm_vec_cuda: bf16 rounded
+once, within 0.5 ulp of the float64 reference; ch05.layernorm_cuda for LayerNorm) on the exercise's adversarial
+inputs at the timed shape: a wrong one gets an error record and no time. torch's F.rms_norm and F.layer_norm are
+timed either way, their check's verdict recorded ("check"). GB/s and "pct" use the report's byte model
+(kernels_ref/report.py, the exercise's Bench.nbytes: read x once + write y once). Each record is printed as it comes;
+the JSON is rewritten after each one:
+
+    {"gpu", "copy_gbps", "records": [{"impl", "variant", "shape", "dtype", "grid", "defines", "registers",
+                                      "spill_bytes", "ms", "gbps", "pct"} or {..., "error"}]}
+
+Reading it: "rmsnorm_rows" variant "default" is the file as committed; "before" is the kernel that gave 67.5%.
+"grid=groups" launches one block per group of rows a block takes (no block returns at once; rows wider than the
+warp path still get a block per row): how much the exercise's one-block-per-row launch costs. If a variant beats
+"default" by more than noise (a few %) at 65536 x 1024 without losing at the other shapes, put its defines as the
+file's defaults (and its ptxas numbers in the comment). "before" at 65536 x 1024 should repeat the report's 67.5%.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import course  # noqa: E402
+from autograder import registry  # noqa: E402
+from autograder.exercise import Case  # noqa: E402
+from autograder.submission import notebook_part  # noqa: E402
+from course import timing  # noqa: E402
+from course.cuda import compile_cuda  # noqa: E402
+
+RMS = os.path.join(ROOT, "kernels_ref/ch05_fused_norms/rmsnorm_rows.cu")
+BEFORE = os.path.join(ROOT, "benchmarks/norms_cuda_sweep_before.cu")
+LN = os.path.join(ROOT, "kernels_ref/ch05_fused_norms/layernorm_rows.cu")
+RMS_SHAPES = [(65536, 1024), (32768, 2048), (65536, 1536), (16384, 4096)]  # most important first
+LN_SHAPES = [(65536, 1024), (32768, 2048)]
+THREADS = 256
+DEVICE = "cuda"  # a CPU dry run of this script (its logic only) patches this
+
+# (variant, source file, defines, launch): launch "rows" is the exercise's grid (rows,); "groups" is one block per
+# group of rows a working block takes (16 for <= 1024 values with 2 rows a warp, else 8). Register counts from
+# nvcc 13.0 -arch=sm_90 without a GPU: default 80 (no spills); MIN_BLOCKS=1: 86; 2: 86; 4: 64 with 68 B of spills
+# (the 1-row 8-uint4 path); MAX_ROWS=1: 80; MAX_ROWS=1 MIN_BLOCKS=4: 64 + spills; WARP_VEC=4 MAX_ROWS=1: 57 (rows
+# over 1024 values then take the block path); before: 85.
+RMS_VARIANTS = [
+    ("default", RMS, {}, "rows"),
+    ("before", BEFORE, {}, "rows"),
+    ("default, grid=groups", RMS, {}, "groups"),
+    ("before, grid=rows/8", BEFORE, {}, "groups8"),
+    ("min_blocks=1", RMS, {"RMSR_MIN_BLOCKS": 1}, "rows"),
+    ("min_blocks=2", RMS, {"RMSR_MIN_BLOCKS": 2}, "rows"),
+    ("min_blocks=4", RMS, {"RMSR_MIN_BLOCKS": 4}, "rows"),
+    ("max_rows=1", RMS, {"RMSR_MAX_ROWS": 1}, "rows"),
+    ("max_rows=1 min_blocks=4", RMS, {"RMSR_MAX_ROWS": 1, "RMSR_MIN_BLOCKS": 4}, "rows"),
+    ("warp_vec=4 max_rows=1 min_blocks=4", RMS, {"RMSR_WARP_VEC": 4, "RMSR_MAX_ROWS": 1, "RMSR_MIN_BLOCKS": 4},
+     "rows"),
+]
+
+
+def source(path: str, defines: dict) -> str:
+    return "".join(f"#define {k} {v}\n" for k, v in defines.items()) + notebook_part(path)
+
+
+def grid_for(launch: str, rows: int, cols: int, defines: dict) -> int:
+    if launch == "rows":
+        return rows
+    vec = defines.get("RMSR_WARP_VEC", 8)
+    if cols // 8 > 32 * vec:  # the block path: a block per row whatever the launch
+        return rows
+    if launch == "groups8":
+        return (rows + 7) // 8
+    two = defines.get("RMSR_MAX_ROWS", 2) >= 2 and cols // 8 <= 32 * vec // 2
+    group = 16 if two else 8
+    return (rows + group - 1) // group
+
+
+def main() -> int:
+    out = sys.argv[1] if len(sys.argv) > 1 else "norms_cuda_sweep.json"
+    if not course.GPU:
+        print("norms_cuda_sweep needs a GPU")
+        return 2
+    t0 = time.time()
+    result = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(1 << 30), "records": []}
+    copy = result["copy_gbps"]
+    print(f"{result['gpu']}: copy {copy:.0f} GB/s", flush=True)
+
+    def record(r: dict) -> None:
+        result["records"].append(r)
+        if "error" in r:
+            print(f"{r['impl']:14} {r['variant']:36} {str(tuple(r['shape'])):14} ERROR {r['error'][:150]}", flush=True)
+        else:
+            regs = f"{r['registers']} regs, {r['spill_bytes']} B local" if "registers" in r else ""
+            print(f"{r['impl']:14} {r['variant']:36} {str(tuple(r['shape'])):14} {r['gbps']:6.0f} GB/s "
+                  f"{r['pct']:5.1f}%  {r['ms'] * 1e3:7.1f} us  {regs} {r.get('check', '')}", flush=True)
+        with open(out, "w") as f:
+            json.dump(result, f, indent=1)
+
+    modules = {}
+
+    def kernel(path, defines, name):
+        key = (path, tuple(sorted(defines.items())))
+        if key not in modules:
+            modules[key] = compile_cuda(source(path, defines))
+        return getattr(modules[key], name)
+
+    def timed(ex, case, inputs, ref, impl, variant, check_fn, time_fn, k=None, extra=None):
+        """Check check_fn's output with the exercise's verify (ours: a wrong one is not timed), then time time_fn."""
+        shape = list(case.shape)
+        base = {"impl": impl, "variant": variant, "shape": shape, "dtype": case.dtype, **(extra or {})}
+        if k is not None:
+            base.update(registers=k.resources.registers, spill_bytes=k.resources.stack_bytes)
+        torch_op = impl.startswith("F.")
+        try:
+            y = check_fn()
+            torch.cuda.synchronize()
+            bad = ex.verify(y, ref, inputs, case)
+        except Exception as e:  # noqa: BLE001  (a variant that fails to launch: say so, go on)
+            record({**base, "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            return
+        if bad and not torch_op:
+            record({**base, "error": "wrong: " + "; ".join(bad)[:300]})
+            return
+        if torch_op:
+            base["check"] = "check: " + ("; ".join(bad)[:200] if bad else "passes")
+        ms = timing.bench(time_fn)
+        gbps = timing.gbps(ex.bench.nbytes(case.shape), ms)
+        record({**base, "ms": ms, "gbps": gbps, "pct": 100 * gbps / copy})
+
+    def rms_shape(ex, shape):
+        rows, cols = shape
+        case = Case(shape, "adversarial", dtype="bfloat16")
+        inputs = ex.make_inputs(case, shape, torch.Generator().manual_seed(15), DEVICE)
+        ref = ex.reference(inputs)
+        x, g, eps = inputs["x"], inputs["gamma"], float(inputs["eps"])
+        y = torch.empty_like(x)
+        for variant, path, defines, launch in RMS_VARIANTS:
+            try:
+                k = kernel(path, defines, "rmsnorm_vec")
+            except Exception as e:  # noqa: BLE001
+                record({"impl": "rmsnorm_rows", "variant": variant, "shape": list(shape), "dtype": "bfloat16",
+                        "defines": defines, "error": f"compile: {type(e).__name__}: {str(e)[:300]}"})
+                continue
+            grid = grid_for(launch, rows, cols, defines)
+
+            def launch_fn(k=k, grid=grid):
+                k((grid,), (THREADS,), (x, g, y, rows, cols, eps))
+                return y
+
+            def check_fn(launch_fn=launch_fn):
+                y.fill_(float("nan"))  # a row never written shows
+                return launch_fn()
+
+            timed(ex, case, inputs, ref, "rmsnorm_rows", variant, check_fn, launch_fn, k,
+                  {"grid": grid, "defines": defines})
+        torch_rms = lambda: F.rms_norm(x, (cols,), g, eps)  # noqa: E731
+        timed(ex, case, inputs, ref, "F.rms_norm", "torch", torch_rms, torch_rms)
+
+    def ln_shape(ex, shape):
+        rows, cols = shape
+        case = Case(shape, "adversarial")
+        inputs = ex.make_inputs(case, shape, torch.Generator().manual_seed(15), DEVICE)
+        ref = ex.reference(inputs)
+        x, g, b, eps = inputs["x"], inputs["gamma"], inputs["beta"], float(inputs["eps"])
+        y = torch.empty_like(x)
+        k = kernel(LN, {}, "layernorm_welford")
+
+        def ln_launch():
+            k((rows,), (THREADS,), (x, g, b, y, rows, cols, eps))
+            return y
+
+        def ln_check():
+            y.fill_(float("nan"))
+            return ln_launch()
+        timed(ex, case, inputs, ref, "layernorm_rows", "default", ln_check, ln_launch, k, {"grid": rows, "defines": {}})
+        torch_ln = lambda: F.layer_norm(x, (cols,), g, b, eps)  # noqa: E731
+        timed(ex, case, inputs, ref, "F.layer_norm", "torch", torch_ln, torch_ln)
+
+    for shape in RMS_SHAPES:
+        rms_shape(registry.get("ch05.rmsnorm_vec_cuda"), shape)
+        torch.cuda.empty_cache()
+    for shape in LN_SHAPES:
+        ln_shape(registry.get("ch05.layernorm_cuda"), shape)
+        torch.cuda.empty_cache()
+
+    print(f"\n{result['gpu']}, copy {copy:.0f} GB/s, {time.time() - t0:.0f} s; fastest first per shape:")
+    for shape in RMS_SHAPES:
+        ok = sorted((r for r in result["records"] if r["shape"] == list(shape) and r["impl"] == "rmsnorm_rows"
+                     and "pct" in r), key=lambda r: -r["pct"])
+        print(f"  {shape}: " + ", ".join(f"{r['variant']} {r['pct']:.1f}%" for r in ok))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
