@@ -340,7 +340,7 @@ def _warps(block: int) -> int:
 
 def measure_reread() -> None:
     total = 256 * MiB if not SMOKE else 64 * 1024
-    widths = (1024, 4096, 16384, 32768, 65536, 131072, 262144) if not SMOKE else (256, 1024, 4096)
+    widths = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144) if not SMOKE else (256, 1024, 4096)
     tile = 4096 if not SMOKE else 512
     reg_limit = 16384 if not SMOKE else 1024
     for cols in widths:
