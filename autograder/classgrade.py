@@ -225,7 +225,8 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
                 if not r.passed and ("timed out" in r.message or "died" in r.message):
                     attention.append(f"{ex_id} [{check}]: {r.message.splitlines()[0][:160]}")
             turns.close()  # the GPU is free again before the feedback is gathered
-            feedback = s.cell_feedback()
+            with turns.for_check(False):  # a runner killed by the last check is started again: its cells may
+                feedback = s.cell_feedback()  # launch GPU work, so it loads under the shared lock, as in a check
         for i, (cell, _) in enumerate(pairs):
             gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if gid and feedback.get(i):

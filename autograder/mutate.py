@@ -591,15 +591,21 @@ def _chapter_of(exercise_id: str) -> str:
 
 def _check(s, ex_id: str, check: str, seed, timeout):
     """One check; on a GPU under the class grader's GPU lock (a timed check has the GPU alone)."""
-    from course import mode
-
     from .exercise import TIMED_CHECKS
-    if not mode.GPU:
+    with _gpu_turn(check in TIMED_CHECKS):
         return s.check(ex_id, check, seed=seed, timeout=timeout)
+
+
+def _gpu_turn(timed: bool):
+    """On a GPU, the class grader's GPU lock (shared; exclusive for a timed check); nothing on CPU."""
+    import contextlib
+
+    from course import mode
+    if not mode.GPU:
+        return contextlib.nullcontext()
     from .classgrade import GpuLock, _gpu_name
     lock = GpuLock(_gpu_name())
-    with lock.exclusive() if check in TIMED_CHECKS else lock.shared():
-        return s.check(ex_id, check, seed=seed, timeout=timeout)
+    return lock.exclusive() if timed else lock.shared()
 
 
 def grade(m: Mutant, timeout: float = CHECK_TIMEOUT_S, seed: int | None = None) -> Outcome:
@@ -632,7 +638,7 @@ def outputs(cells, ex, seeds=EQUIV_SEEDS, timeout: float = 120.0) -> list:
     from .grading import _make
     from .runner import Session, _Remote
     outs = []
-    with Session(cells) as s:
+    with _gpu_turn(False), Session(cells) as s:  # its runner runs (loads, computes) under the GPU lock only
         try:
             s._start()
         except Exception:

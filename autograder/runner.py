@@ -332,6 +332,81 @@ class _Process:
         self.req, self.rep = req_w, rep_r
         self.pool = None  # GPU buffers lent to this runner (gpushare.Pool), freed once it is gone
         self.arena = None  # (uint8 tensor, size) of the output arena lent with the last run/bench_prepare
+        self.confined = False  # its processes cannot leave its process group (it said so before any student code)
+        self.frozen = False
+        self.escaped: dict[int, int | None] = {}  # pid -> pidfd of a process of it found outside its group
+
+    # -- a runner runs only while its judge waits for its answer (see FREEZE) --
+    def freeze(self) -> None:
+        """Stop every process of this runner (SIGSTOP): its process group with one signal and, where it could leave
+        that group (not confined), every descendant found outside it through /proc."""
+        if not FREEZE or self._gone():
+            return
+        self.frozen = True
+        self._signal(signal.SIGSTOP)
+        if not self.confined:
+            self._stop_escaped()
+
+    def thaw(self) -> None:
+        if self.frozen:
+            self.frozen = False
+            self._signal(signal.SIGCONT)
+
+    def _gone(self) -> bool:
+        return self.proc.gone if isinstance(self.proc, _Forked) else self.proc.poll() is not None
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)  # a zygote's runner leads its own session and group (zygote.py: setsid)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid, fd in list(self.escaped.items()):
+            try:
+                signal.pidfd_send_signal(fd, sig) if fd is not None else os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError, OSError):
+                self._forget(pid)
+
+    def _forget(self, pid: int) -> None:
+        fd = self.escaped.pop(pid, None)
+        if fd is not None:
+            os.close(fd)
+
+    def _stop_escaped(self) -> None:
+        """Stop the runner's descendants outside its process group (a setsid()), and the processes of the groups
+        and sessions they lead, until a pass finds none new (a process stopped cannot fork any more). An orphan
+        is found only while it is a descendant: in the sandbox's PID namespace orphans go to the runner's init
+        (found); without the sandbox, one whose parent exited before this pass is reparented out of reach."""
+        root, group = self.proc.pid, self.proc.pid
+        for _ in range(20):
+            procs = _processes()
+            ours, lead = {root}, {group} | set(self.escaped)
+            grew = True
+            while grew:
+                grew = False
+                for pid, (ppid, pgid, sid, _) in procs.items():
+                    if pid not in ours and (ppid in ours or pgid in lead or sid in lead):
+                        ours.add(pid)
+                        grew = True
+            new = [pid for pid in ours if pid not in self.escaped and procs.get(pid, (0, group))[1] != group]
+            for pid in new:
+                fd = None
+                try:
+                    fd = os.pidfd_open(pid)
+                    if _processes([pid]).get(pid, (None,) * 4)[3] != procs[pid][3]:  # not the one seen: reused
+                        os.close(fd)
+                        continue
+                    signal.pidfd_send_signal(fd, signal.SIGSTOP)
+                except (AttributeError, OSError):  # no pidfds here (Linux < 5.3): the pid itself
+                    if fd is not None:
+                        os.close(fd)
+                        continue
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                    except OSError:
+                        continue
+                self.escaped[pid] = fd
+            if not new:
+                return
 
     def send(self, msg: dict) -> None:
         try:
@@ -366,6 +441,14 @@ class _Process:
         return f"the grader's process died ({how}) while running your code.{hint}\n{tail}".strip()
 
     def kill(self) -> None:
+        # a stopped process dies of SIGKILL too; its processes that left its group are killed here (in the sandbox
+        # they die with its PID namespace anyway)
+        for pid, fd in list(self.escaped.items()):
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL) if fd is not None else os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._forget(pid)
         if isinstance(self.proc, _Forked):
             self.proc.kill()
         else:
@@ -393,6 +476,33 @@ class _Process:
         for name in os.listdir(self.dir):
             if name.endswith(".bin"):
                 os.unlink(os.path.join(self.dir, name))
+
+
+def _processes(pids=None) -> dict[int, tuple[int, int, int, int]]:
+    """pid -> (parent, process group, session, start time) of every process in /proc (or of `pids`)."""
+    out = {}
+    for name in pids if pids is not None else os.listdir("/proc"):
+        try:
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                data = os.read(fd, 1024)
+            finally:
+                os.close(fd)
+            f = data[data.rindex(b")") + 2:].split()
+            out[int(name)] = (int(f[1]), int(f[2]), int(f[3]), int(f[19]))
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or gone
+    return out
+
+
+# A runner runs only while its judge has a request outstanding to it: it is stopped (SIGSTOP, all its processes)
+# right after each answer or timeout and after it loaded the cells, and continued (SIGCONT) right before the next
+# request. In a class (autograder.classgrade) a judge holds its GPU's lock (shared for a quiet check, exclusive for
+# a timed one) around every request and runner start, so no runner's thread or child launches GPU work or burns CPU
+# while another submission's timed check has the GPU alone. Two signals a request where the runner is confined to
+# its process group (sandbox.confine_to_group); a /proc scan (a few ms) where it is not. Tests switch it off only
+# to show what it prevents.
+FREEZE = True
 
 
 class Session:
@@ -423,6 +533,9 @@ class Session:
             try:
                 while True:
                     msg = p.receive(min(limit, overall - time.monotonic()))
+                    if "confined" in msg and "loaded" not in msg:  # said before any cell ran (later: ignored)
+                        p.confined = current is None and msg.get("confined") is True
+                        continue
                     if "cell" in msg and "loaded" not in msg:
                         cell = msg["cell"]
                         if not isinstance(cell, int) or cell <= (-1 if current is None else current) \
@@ -438,6 +551,7 @@ class Session:
                     if msg.get("uid") == 0 and msg.get("uid_why") and sandbox.status()[0]:
                         _Zygote.say_once(f"runners keep uid 0 without capabilities: {str(msg['uid_why'])[:300]} "
                                          "(make the course and Python readable to others for user nobody)")
+                    p.freeze()  # loaded: it runs again with the judge's next request
                     self.proc = p
                     break
             except (TimeoutError, RunnerGone) as e:
@@ -523,9 +637,10 @@ class Session:
             self.sent = max(self.sent, wire.nbytes(msg["inputs"]))
         if p.arena is not None:  # buffers in the arena are claimed afresh by each answer
             p.arena = (p.arena[0], [])
-        p.send(msg)
+        p.thaw()
         returned = None
         try:
+            p.send(msg)
             reply = p.receive(deadline - time.monotonic())
             while len(reply) == 1 and (reply.get("returned") is True or reply.get("synced") is True):
                 if reply.get("returned") is True:  # a repeat never moves the drain deadline
@@ -539,6 +654,8 @@ class Session:
                 raise DrainTimeout(f"your function returned, but the GPU was still running what it launched "
                                    f"{GPU_DRAIN_S:.0f} s later, on a small case: the kernel was stopped") from None
             raise TimeoutError from None
+        finally:
+            p.freeze()  # answered (or out of time): it does nothing more until the next request
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files
             _Lending.say(str(reply.get("message", ""))[:300])

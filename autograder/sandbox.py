@@ -371,6 +371,56 @@ def capabilities() -> dict:
     return out
 
 
+# -- a runner stays in its process group (autograder.runner freezes it between the judge's requests) --
+# (setsid, setpgid, seccomp) per architecture; x86_64's x32 calls (nr >= 0x40000000) are refused as well
+_GROUP_SYSCALLS = {"x86_64": (0xC000003E, 112, 109, 317), "aarch64": (0xC00000B7, 157, 154, 277)}
+_CONFINE = "FLASHCOURSE_CONFINE"  # =0: runners may leave their process group (the judge then looks for them)
+
+
+def confine_to_group() -> tuple[bool, str]:
+    """From here on, this process and every process it starts can neither leave its process group nor start a
+    new session: setsid() and setpgid() fail with EPERM (a seccomp filter: it is inherited by every child and
+    thread and never removed; it needs no capability, only no_new_privs, which is set here too). The judge then
+    stops and continues every process of a runner with one killpg each (autograder.runner: a runner runs only
+    while its judge waits for its answer). Calls of another architecture's ABI (32-bit) kill the process.
+    (done, why not)."""
+    import ctypes
+    import platform
+    if os.environ.get(_CONFINE) == "0":
+        return False, f"switched off ({_CONFINE}=0)"
+    arch = _GROUP_SYSCALLS.get(platform.machine())
+    if sys.platform != "linux" or arch is None:
+        return False, f"no seccomp filter written for {sys.platform} {platform.machine()}"
+    audit, setsid, setpgid, sys_seccomp = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, refuse, kill = 0x7FFF0000, 0x00050000 | 1, 0x80000000  # ALLOW, ERRNO(EPERM), KILL_PROCESS
+    # seccomp_data: nr at offset 0, arch at offset 4; jump offsets count from the next instruction
+    prog = [(ld, 0, 0, 4), (jeq, 0, 6, audit), (ld, 0, 0, 0),
+            (jge, 3, 0, 0x40000000 if audit == 0xC000003E else 0xFFFFFFFF),
+            (jeq, 2, 0, setsid), (jeq, 1, 0, setpgid), (ret, 0, 0, allow), (ret, 0, 0, refuse), (ret, 0, 0, kill)]
+
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Insn))]
+
+    insns = (Insn * len(prog))(*[Insn(*i) for i in prog])
+    fprog = Prog(len(prog), insns)
+    try:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        libc = _libc()
+        libc.syscall.restype = ctypes.c_long
+        # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC: every thread of this process, not this one only
+        rc = libc.syscall(ctypes.c_long(sys_seccomp), ctypes.c_ulong(1), ctypes.c_ulong(1), ctypes.byref(fprog))
+        if rc != 0:
+            err = ctypes.get_errno()
+            return False, f"seccomp: {os.strerror(err) if rc < 0 else f'thread {rc} could not take the filter'}"
+    except (OSError, AttributeError) as e:
+        return False, f"seccomp: {e}"
+    return True, "setsid and setpgid refused (seccomp)"
+
+
 def main(argv: list[str]) -> int:
     hide, copy, home = [], [], None
     i = 0

@@ -6,9 +6,10 @@ shared directory), time it, or watch its allocations. It answers with output buf
 measurements; it never sees a seed, a reference or a threshold, and decides nothing. Whatever
 the submission prints stays in this process's log, which the judge shows only as feedback.
 
-Messages (autograder.wire): first {"cells": [...], "dir": D} -> progress {"cell": i} before each
-cell, then {"loaded": true, "errors": [...], "tampered": [...]}; then any number of
-{"op": "run"|"bench"|"memory", "exercise", "inputs", ...} -> {"ok": true, "out", "guards", ...}
+Messages (autograder.wire): first, unasked, {"confined": bool, "why"} (whether the seccomp filter that keeps
+every process of the runner in its process group is on: sandbox.confine_to_group); then {"cells": [...],
+"dir": D} -> progress {"cell": i} before each cell, then {"loaded": true, "errors": [...], "tampered": [...]};
+then any number of {"op": "run"|"bench"|"memory", "exercise", "inputs", ...} -> {"ok": true, "out", "guards", ...}
 or {"ok": false, "kind", "message"}; {"op": "quit"} ends it.
 """
 from __future__ import annotations
@@ -217,6 +218,11 @@ def serve(req_fd: int, reply_fd: int) -> int:
     from autograder import wire
     for fd in (req_fd, reply_fd):
         os.set_inheritable(fd, False)  # a process the submission starts does not get the channel
+    # before any student code: neither this process nor one it starts can leave its process group, so the judge
+    # freezes all of them with one signal between its requests (autograder.runner._Process.freeze); said first
+    from autograder import sandbox
+    confined, why = sandbox.confine_to_group()
+    wire.send(reply_fd, {"confined": confined, "why": why})
     hello = wire.receive(req_fd)
     ns, snap, errors, tampered, printed = _load(hello, reply_fd)
     from course import mode
@@ -224,7 +230,6 @@ def serve(req_fd: int, reply_fd: int) -> int:
         from autograder import execute
         execute.RETURNED[0] = lambda: wire.send(reply_fd, {"returned": True})
         execute.SYNCED[0] = lambda: wire.send(reply_fd, {"synced": True})
-    from autograder import sandbox
     wire.send(reply_fd, {"loaded": True, "errors": errors, "tampered": tampered, "uid": sandbox.START_UID[0],
                          "uid_why": sandbox.UID_WHY[0] if sandbox.UID_WHY else "",
                          "printed": {str(k): v for k, v in printed.items()}})

@@ -21,6 +21,12 @@ class FakeProc:
     def send(self, msg):
         pass
 
+    def thaw(self):  # the real runner is stopped between requests (tests/test_runner_freeze.py)
+        pass
+
+    def freeze(self):
+        pass
+
     def receive(self, timeout):
         self.timeouts.append(timeout)
         r = self.replies.pop(0)
