@@ -138,10 +138,11 @@ def test_a_row_of_minus_infinity_is_nan_as_in_torch(run):
 
 
 def test_dispatch_by_width():
-    """Rows up to 32768 columns: one program per row; longer: the split kernel on a GPU, else the two-pass."""
+    """Rows up to 16384 columns: whole in one program; up to 32768: two passes (the second from L2); longer: the
+    split kernel on a GPU, else the two passes."""
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
-        for cols, kernel in ((1, "rows"), (4096, "rows"), (32768, "rows"), (32769, "split" if course.GPU
-                                                                             else "two_pass")):
+        for cols, kernel in ((1, "rows"), (4096, "rows"), (16384, "rows"), (16385, "two_pass"), (32768, "two_pass"),
+                             (32769, "split" if course.GPU else "two_pass")):
             assert split.config_for(torch.empty(2, cols, dtype=dtype, device=DEV))["kernel"] == kernel
 
 

@@ -55,9 +55,8 @@ kernel: float32 8192 columns, 8 warps: 53; 32768, 32 warps: 51; bfloat16 32768, 
 Measured on an H100 (benchmarks/gpu_2026-11-26_s7/split_diag.log, % of copy, HOLD e): fewer warps and bigger
 chunks win: float32 131072 columns, CHUNK 16384, 4 warps, 2 per SM 87.4% (8 warps 81.3%, 16 warps 65.5%; CHUNK
 8192 at its best 75.8%); bfloat16 131072, 16384, 4 warps, 4 per SM 73.1%; bfloat16 32768 (K = 2) 76.8%. Hence
-CONFIGS' split entries. Not yet measured: HOLD_X, the rows kernel of this file (its configurations follow Chapter
-1's kernel and Liger-Kernel's, both measured in the report), the two-pass kernel: benchmarks/softmax_fast_sweep.py
-times them.
+CONFIGS' split entries. HOLD_X, the rows kernel and the two-pass kernel were then timed by
+benchmarks/softmax_fast_sweep.py on an H100 (gpu_2026-11-26_s7/softmax_sweep.json; the numbers beside CONFIGS).
 
 Counters, per call. ws (int32, cached per device and stream, zero between calls) holds the ticket counter ws[0],
 an exit counter ws[1] and one counter per row ws[2 + row]. They reset themselves, so no memset is launched:
@@ -85,19 +84,31 @@ LOG2E = 1.4426950408889634
 # BLOCK-column tiles, pass 1 a scalar online (m, d), pass 2 reads the row again (from L2, if it stayed there);
 # "split": the split-row kernel below, CHUNK columns per ticket, PER_SM programs per SM, HOLD "e" (the float32
 # exponentials wait in registers) or "x" (x in its own dtype waits; the exponentials are recomputed after).
-# Measured on an H100 (benchmarks/gpu_2026-11-26_s7/split_diag.log, % of copy): split float32 131072, CHUNK 16384,
-# 4 warps, 2 per SM (HOLD e): 87.4%; bfloat16 131072 and 32768, CHUNK 16384, 4 warps, 4 per SM (HOLD e): 73.1%,
-# 76.8%. The "rows" entries follow the Chapter 1 kernel (float32 8192, 8 warps: 98.9%) and Liger-Kernel's choice
-# of warps (one program per row up to 65536 columns; bfloat16 32768 at 32 warps: 94.0%, 4096 at 8: 99.3%): this
-# kernel's own rows have not run on a GPU yet. HOLD "x" and the two-pass kernel are unmeasured candidates.
+# Measured on an H100 80GB HBM3, side by side in one process (benchmarks/gpu_2026-11-26_s7/softmax_sweep.json,
+# course.timing.bench, % of a copy measured in the same run; every output checked against torch.softmax first):
+#   float32 8192: rows, 32 warps 99.3% (8 warps 98.9, Chapter 1's kernel 98.7, Liger-Kernel 98.8)
+#   bfloat16 4096: rows, 4 warps, 2 rows a program 96.3% (1 row, 8 warps 95.9; Liger-Kernel 95.6)
+#   bfloat16 32768: two_pass, BLOCK 16384, 16 warps 98.4% (the row is 64 KiB: its second read comes from L2;
+#     rows, 16 warps 96.6; split 76.6; Liger-Kernel 93.6)
+#   float32 131072: split, CHUNK 16384, 4 warps, 3 per SM 88.0% (2 per SM 87.1; HOLD x 87.4; the two-read
+#     reference 64.3; two_pass 65.5)
+#   bfloat16 131072: split, CHUNK 16384, 4 warps, 4 per SM, HOLD x 73.4% (HOLD e 73.3; two_pass 67.1; 64.4 for
+#     the two-read reference). Short of 90%: a 256 KiB row is too long for L2 to keep between passes and, split,
+#     each program waits for its row's others with its chunk in registers.
+# Widths between the measured ones take the neighbouring entries' choice (not measured: 1024, 2048, 16384).
 # benchmarks/softmax_fast_sweep.py times the candidates; its records carry these dicts ("config") to copy here.
-_ROWS = ((1024, {"kernel": "rows", "warps": 4, "rows": 4}), (2048, {"kernel": "rows", "warps": 4, "rows": 1}),
-         (8192, {"kernel": "rows", "warps": 8, "rows": 1}), (16384, {"kernel": "rows", "warps": 16, "rows": 1}),
-         (32768, {"kernel": "rows", "warps": 32, "rows": 1}))
+_ROWS = ((1024, {"kernel": "rows", "warps": 4, "rows": 4}), (2048, {"kernel": "rows", "warps": 4, "rows": 2}),
+         (4096, {"kernel": "rows", "warps": 4, "rows": 2}), (8192, {"kernel": "rows", "warps": 8, "rows": 1}),
+         (16384, {"kernel": "rows", "warps": 16, "rows": 1}))
+_F32 = ((8192, {"kernel": "rows", "warps": 32, "rows": 1}),)  # float32 8192: 32 warps measured fastest
+_MID = ((32768, {"kernel": "two_pass", "block": 16384, "warps": 16}),)
 CONFIGS = {
-    torch.float32: _ROWS + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 2, "hold": "e"}),),
-    torch.float16: _ROWS + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4, "hold": "e"}),),
-    torch.bfloat16: _ROWS + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4, "hold": "e"}),),
+    torch.float32: _F32 + _ROWS + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 3,
+                                                  "hold": "e"}),),
+    torch.float16: _ROWS + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4,
+                                           "hold": "x"}),),
+    torch.bfloat16: _ROWS + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4,
+                                            "hold": "x"}),),
 }
 NO_WAIT = {"kernel": "two_pass", "block": 4096, "warps": 8}  # where the split kernel may not run (see splits)
 SPLIT_ABOVE = 32768  # columns: the split kernel takes longer rows (with CONFIGS as they are)
