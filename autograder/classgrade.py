@@ -354,8 +354,11 @@ def visible_gpus() -> list[str]:
 
 
 def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spec: str | None = None,
-                results: str | None = None, force: bool = False, out=sys.stdout) -> tuple[str, list[dict]]:
-    """Phase 1 over the class (or one shard): the results folder and one brief per graded submission."""
+                results: str | None = None, force: bool = False, out=sys.stdout,
+                collector: Collector | None = None) -> tuple[str, list[dict]]:
+    """Phase 1 over the class (or one shard): the results folder and one brief per graded submission. A
+    `collector` (not with a shard) is handed the results kept from an earlier run and each new one as it comes,
+    and started once the workers are about to start."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -377,6 +380,9 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
           f"{len(mine) - len(todo)} already graded (kept; --force regrades), {len(todo)} to grade with "
           f"{jobs} worker(s) on {where}", file=out, flush=True)
     briefs, failed, t0 = [], 0, time.perf_counter()
+    if collector is not None:
+        for s in sorted(set(mine) - set(todo)):
+            collector.add(s)
     if not todo:
         return results, briefs
     ctx = multiprocessing.get_context("spawn")  # fresh workers: no CUDA state, their own GPU
@@ -386,6 +392,8 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
         queue = ctx.Queue()
         for k in range(jobs):
             queue.put(gpus[k % len(gpus)])
+    if collector is not None:
+        collector.start()  # after the environment above is set: its replays copy os.environ
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                              initargs=(queue, course, chapter)) as pool:
         futures = {pool.submit(_grade_to_file, s, results): s for s in todo}
@@ -399,6 +407,8 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
                       "retry", file=out, flush=True)
                 continue
             briefs.append(b)
+            if collector is not None:
+                collector.add(s)
             el = time.perf_counter() - t0
             eta = el / k * (len(todo) - k)
             print(f"  [{k}/{len(todo)}] {s}: {b['got']:g}/{b['total']:g} in {b['seconds']:.1f} s"
@@ -412,46 +422,224 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
 
 # ---------- phase 2: collect into the gradebook (one writer) ----------
 
+GRADEBOOK_LOCK = ".flashcourse-gradebook.lock"
+
+
+def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None, background: bool = False,
+                     out=sys.stdout):
+    """nbgrader, the gradebook's one writer: a subprocess holding an flock on the course's gradebook lock. The
+    child inherits the locked descriptor, so a child orphaned by a killed `flashcourse` keeps the lock until it
+    ends, and the next run waits for it instead of writing beside it (sqlite: jupyter/nbgrader#174). With
+    `replay_dir` nbgrader's execute step replays the result files there (FLASHCOURSE_REPLAY): no student code
+    runs, no GPU is opened (CUDA_VISIBLE_DEVICES is emptied), no GPU lock is taken. `background` (a batch
+    recorded while judges grade): at a lower CPU priority."""
+    import fcntl
+    import shutil
+    import subprocess
+
+    from .nbgrader_run import ROOT
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # nbgrader runs `alembic`
+    if replay_dir is not None:
+        env["FLASHCOURSE_REPLAY"] = replay_dir
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    cmd = [sys.executable, "-m", "nbgrader", *args]
+    if background and shutil.which("nice"):
+        cmd = ["nice", "-n", "10", *cmd]
+    fd = os.open(os.path.join(course, GRADEBOOK_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"flashcourse: waiting for another writer of {course}/gradebook.db to finish", file=out, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        r = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    log = os.environ.get("FLASHCOURSE_NBGRADER_LOG")
+    if log:  # the whole of nbgrader's output, for diagnosis
+        with open(log, "a") as f:
+            f.write((r.stdout or "") + (r.stderr or ""))
+    return r
+
+
+def _generate(course: str, chapter: str, out=sys.stdout) -> None:
+    """The assignment and its test cells, in the gradebook (once per collect, before any replay)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"]
+        r = _nbgrader_writer(args, course, out=out)
+    if r.returncode != 0:
+        tail = "\n".join(((r.stdout or "") + (r.stderr or "")).splitlines()[-30:])
+        raise SystemExit(f"nbgrader {' '.join(args)} failed (exit {r.returncode}):\n{tail}")
+
+
+def _key(result: dict) -> tuple:
+    """Which result of a student was recorded: the notebook it graded and when."""
+    return result.get("sha256"), result.get("graded_at")
+
+
+def _record(course: str, chapter: str, results: str, batch: list[str], background: bool = False,
+            out=sys.stdout) -> tuple[set, object, list[str]]:
+    """One replay (`nbgrader autograde CH --force`, everyone but `batch` excluded) recording `batch`, students
+    with a current result. Returns the students it recorded, nbgrader's process and its error lines. nbgrader
+    goes on past a student it cannot record and names them at the end ("... for student 'x'"); a failure
+    naming no student (the database, a crash) counts against the whole batch."""
+    import shutil
+    for s in batch:  # a renamed notebook: nbgrader looks for CH.ipynb
+        r = read_result(os.path.join(results, f"{s}.json"))
+        want = os.path.join(course, "submitted", s, chapter, f"{chapter}.ipynb")
+        if r and r.get("notebook") and not os.path.exists(want):
+            shutil.copy(os.path.join(course, r["notebook"]), want)
+    exclude = sorted(set(students(course, chapter)) - set(batch))  # as of now: a submission may have come since
+    args = ["autograde", chapter, "--force"]
+    if exclude:
+        args.append(f"--CourseDirectory.student_id_exclude={','.join(exclude)}")
+    r = _nbgrader_writer(args, course, replay_dir=results, background=background, out=out)
+    text = (r.stdout or "") + (r.stderr or "")
+    errors = [ln.split("] ", 1)[-1] for ln in text.splitlines() if "ERROR" in ln and "checksum" not in ln]
+    failed = set(re.findall(r"There was an error processing assignment '[^']*' for student '([^']*)'", text))
+    failed &= set(batch)
+    if r.returncode != 0 and not failed:
+        failed = set(batch)
+    return set(batch) - failed, r, errors
+
+
 def collect(course: str, chapter: str, results: str | None = None, out=sys.stdout) -> int:
     """Merge the result files into gradebook.db through nbgrader autograde (replaying, not grading); print
     the summary; 0 if every submission with a result was recorded."""
-    from .nbgrader_run import _nbgrader
     course = os.path.abspath(course)
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
+    _generate(course, chapter, out=out)
+    return _finish(course, chapter, results, {}, out=out)
+
+
+def _finish(course: str, chapter: str, results: str, recorded: dict, out=sys.stdout) -> int:
+    """The last replay, of every current result not yet in `recorded` (student -> _key of the result a batch
+    recorded), then the summary over everyone, as a collect of the whole class prints it."""
     everyone = students(course, chapter)
     have = {s: read_result(os.path.join(results, f"{s}.json")) for s in everyone}
     current = {s: r for s, r in have.items() if is_current(course, chapter, s, r)}
     stale = sorted(s for s, r in have.items() if r is not None and s not in current)
     missing = sorted(s for s, r in have.items() if r is None)
-    for s, r in current.items():  # a renamed notebook: nbgrader looks for CH.ipynb
-        want = os.path.join(course, "submitted", s, chapter, f"{chapter}.ipynb")
-        if r.get("notebook") and not os.path.exists(want):
-            import shutil
-            shutil.copy(os.path.join(course, r["notebook"]), want)
-    with tempfile.TemporaryDirectory() as tmp:  # the assignment and its test cells, in the gradebook
-        _nbgrader(["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"], course)
+    todo = sorted(s for s, r in current.items() if recorded.get(s) != _key(r))
     ok = True
-    if current:
-        exclude = sorted(set(everyone) - set(current))
-        env_before = os.environ.get("FLASHCOURSE_REPLAY")
-        os.environ["FLASHCOURSE_REPLAY"] = results
-        try:
-            args = ["autograde", chapter, "--force"]
-            if exclude:
-                args.append(f"--CourseDirectory.student_id_exclude={','.join(exclude)}")
-            r = _nbgrader(args, course, quiet=True, progress=False, check=False)
-        finally:
-            if env_before is None:
-                os.environ.pop("FLASHCOURSE_REPLAY", None)
-            else:
-                os.environ["FLASHCOURSE_REPLAY"] = env_before
-        errors = [ln.split("] ", 1)[-1] for ln in ((r.stdout or "") + (r.stderr or "")).splitlines()
-                  if "ERROR" in ln and "checksum" not in ln]
+    if todo:
+        _, r, errors = _record(course, chapter, results, todo, out=out)
         if r.returncode != 0 or errors:
             ok = r.returncode == 0
             print("nbgrader reported:\n  " + "\n  ".join(errors[-20:]), file=out)
     summary(course, chapter, results, current, stale, missing, out=out)
     return 0 if ok else 1
+
+
+class Collector:
+    """Records finished submissions in the gradebook while the judges grade the rest: one background thread,
+    one nbgrader writer at a time. A batch (one replay, everyone else excluded) starts once `batch` new current
+    results wait (default max(10, 10% of the class); FLASHCOURSE_COLLECT_BATCH), or `every` seconds after the
+    last batch if any wait (default 30; FLASHCOURSE_COLLECT_EVERY). generate_assignment runs once, before the
+    first batch. A batch's failures are printed and left unrecorded: the final replay (`_finish`) retries them.
+    The replay runs no student code and takes no GPU lock (it is CPU work in a subprocess, niced)."""
+
+    def __init__(self, course: str, chapter: str, results: str, *, batch: int | None = None,
+                 every: float | None = None, out=sys.stdout):
+        import threading
+        self.course, self.chapter, self.results, self.out = course, chapter, results, out
+        n = len(students(course, chapter))
+        self.batch = max(1, batch or int(os.environ.get("FLASHCOURSE_COLLECT_BATCH") or 0)
+                         or max(10, -(-n // 10)))
+        self.every = every or float(os.environ.get("FLASHCOURSE_COLLECT_EVERY") or 30)
+        self.recorded: dict[str, tuple] = {}
+        self.batches: list[dict] = []
+        self.generated = False
+        self._pending: set[str] = set()
+        self._stop = False
+        self._cv = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="flashcourse-collector", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def add(self, student: str) -> None:
+        with self._cv:
+            self._pending.add(student)
+            self._cv.notify()
+
+    def stop(self) -> None:
+        """Grading has ended: a batch in flight is finished (not killed), no new one starts."""
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        last = time.monotonic()
+        while True:
+            with self._cv:
+                while not self._stop and not (len(self._pending) >= self.batch or
+                                              (self._pending and time.monotonic() - last >= self.every)):
+                    self._cv.wait(timeout=max(0.1, self.every - (time.monotonic() - last)) if self._pending else None)
+                if self._stop:
+                    return
+                take = sorted(self._pending)
+                self._pending.clear()
+            try:
+                self._batch(take)
+            except BaseException as e:  # noqa: BLE001  (never silent, never fatal: the final replay redoes it)
+                print(f"flashcourse: gradebook batch failed ({type(e).__name__}: {str(e)[:300]}); its students are "
+                      "recorded at the end", file=self.out, flush=True)
+            last = time.monotonic()
+
+    def _batch(self, take: list[str]) -> None:
+        t0 = time.perf_counter()
+        keys = {}
+        for s in take:
+            r = read_result(os.path.join(self.results, f"{s}.json"))
+            if is_current(self.course, self.chapter, s, r):
+                keys[s] = _key(r)
+        if not keys:
+            return
+        if not self.generated:
+            _generate(self.course, self.chapter, out=self.out)
+            self.generated = True
+        done, r, errors = _record(self.course, self.chapter, self.results, sorted(keys), background=True,
+                                  out=self.out)
+        for s in done:
+            self.recorded[s] = keys[s]
+        k = len(self.batches) + 1
+        self.batches.append({"students": len(keys), "recorded": len(done), "exit": r.returncode,
+                             "seconds": round(time.perf_counter() - t0, 2)})
+        print(f"  gradebook: batch {k} recorded {len(done)}/{len(keys)} submissions in "
+              f"{time.perf_counter() - t0:.1f} s while grading ({len(self.recorded)} recorded so far)",
+              file=self.out, flush=True)
+        failed = sorted(set(keys) - done)
+        if failed or r.returncode != 0:
+            print(f"  gradebook: batch {k}: nbgrader exit {r.returncode}, NOT recorded: {', '.join(failed) or '-'} "
+                  "(retried at the end)\n    " + "\n    ".join(errors[-8:]), file=self.out, flush=True)
+
+
+def autograde_class(course: str, chapter: str, *, jobs: int | None = None, results: str | None = None,
+                    force: bool = False, batch: int | None = None, every: float | None = None,
+                    out=sys.stdout) -> tuple[int, dict]:
+    """`flashcourse autograde CH` without a shard: grade the class and record it in the gradebook as results come
+    (Collector), then record the rest and summarise as `collect` does. Returns collect's exit status and the
+    timings: grade_s (grading), collect_s (what remained once grading ended), total_s, batches."""
+    course = os.path.abspath(course)
+    results = os.path.abspath(results or os.path.join(course, "results", chapter))
+    t0 = time.perf_counter()
+    collector = Collector(course, chapter, results, batch=batch, every=every, out=out)
+    try:
+        grade_class(course, chapter, jobs=jobs, results=results, force=force, out=out, collector=collector)
+    finally:
+        collector.stop()  # on an exception too: no writer is left running behind it
+    t1 = time.perf_counter()
+    if not collector.generated:
+        _generate(course, chapter, out=out)
+    rc = _finish(course, chapter, results, collector.recorded, out=out)
+    t2 = time.perf_counter()
+    return rc, {"grade_s": round(t1 - t0, 1), "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1),
+                "batches": collector.batches}
 
 
 def summary(course, chapter, results, current: dict, stale: list, missing: list, out=sys.stdout) -> None:

@@ -105,16 +105,18 @@ def cmd_autograde(chapter: str, course_dir: str | None = None, *, jobs: int | No
     if not os.path.isfile(os.path.join(root, "source", chapter, f"{chapter}.ipynb")):
         raise SystemExit(f"no source/{chapter}/{chapter}.ipynb in {root}: the instructor's notebook decides "
                          "which checks run")
+    if not shard_spec:  # the gradebook is filled in batches while the class is graded (classgrade.Collector)
+        return classgrade.autograde_class(root, chapter, jobs=jobs, results=results, force=force)[0]
+    # a shard: result files only, no gradebook (exit 1 only if this shard could not grade everything: a bad
+    # notebook is graded, 0)
     results, briefs = classgrade.grade_class(root, chapter, jobs=jobs, shard_spec=shard_spec, results=results,
                                              force=force)
-    if shard_spec:  # exit 1 only if this shard could not grade everything (a bad notebook is graded: 0)
-        mine = classgrade.shard(classgrade.students(root, chapter), shard_spec)
-        left = [s for s in mine if not classgrade.is_current(
-            root, chapter, s, classgrade.read_result(os.path.join(results, f"{s}.json")))]
-        print(f"shard {shard_spec}: results in {results}; record them with `flashcourse collect {chapter}`"
-              + (f"; {len(left)} not graded: {', '.join(left[:10])}" if left else ""))
-        return 1 if left else 0
-    return classgrade.collect(root, chapter, results)
+    mine = classgrade.shard(classgrade.students(root, chapter), shard_spec)
+    left = [s for s in mine if not classgrade.is_current(
+        root, chapter, s, classgrade.read_result(os.path.join(results, f"{s}.json")))]
+    print(f"shard {shard_spec}: results in {results}; record them with `flashcourse collect {chapter}`"
+          + (f"; {len(left)} not graded: {', '.join(left[:10])}" if left else ""))
+    return 1 if left else 0
 
 
 def cmd_collect(chapter: str, course_dir: str | None = None, results: str | None = None) -> int:

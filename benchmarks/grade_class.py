@@ -4,8 +4,10 @@
 
 The class: N students cycling through the chapter's solution notebook, its blank release and, with
 `--mix all`, every known-wrong, attack and variant submission (autograder/submissions/CH). Prints the
-seconds of grading (parallel) and of collecting (nbgrader's autograde replaying the results into the
-gradebook), the gradebook's rows, and whether each student got exactly the points expected (the
+seconds of grading (parallel; `grade_s`), of the collecting left once grading ended (`collect_s`: nbgrader's
+autograde replaying the results into the gradebook runs in batches while the class is graded, see
+classgrade.Collector; this is the final batch and the summary) and from start to a complete gradebook
+(`total_s`), the gradebook's rows, and whether each student got exactly the points expected (the
 solution full marks where the checks run here, blank zero, a known-wrong submission all but what it
 must lose).
 
@@ -33,6 +35,26 @@ from autograder import classgrade, nbtext  # noqa: E402
 from autograder.nbgrader_run import _course_copy, _nbgrader  # noqa: E402
 from autograder.submissions import for_chapter  # noqa: E402
 from autograder.validate import _grade_cells, _runs_here, _scores  # noqa: E402
+
+
+class _Progress(io.StringIO):
+    """The run's output, kept; its grading progress and gradebook batch lines also go to stdout (the summary's
+    table, one line per student, does not). Written from two threads (the collector's batches): one lock."""
+
+    def __init__(self):
+        import threading
+        super().__init__()
+        self._line, self._lock = "", threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._line += text
+            while "\n" in self._line:
+                ln, self._line = self._line.split("\n", 1)
+                if ln.lstrip().startswith(("[", "gradebook:", "flashcourse:")):
+                    sys.stdout.write(ln + "\n")
+                    sys.stdout.flush()
+            return super().write(text)
 
 
 def main(argv=None) -> int:
@@ -86,10 +108,9 @@ def main(argv=None) -> int:
         if a.keep:
             with open(log, "w") as f:
                 json.dump(calls + [{"started": time.time()}], f)
-        classgrade.grade_class(tmp, ch, jobs=a.jobs)
-        t1 = time.perf_counter()
-        classgrade.collect(tmp, ch, out=io.StringIO())
-        t2 = time.perf_counter()
+        _, times = classgrade.autograde_class(tmp, ch, jobs=a.jobs, out=_Progress())
+        t1 = t0 + times["grade_s"]  # grading ended; the gradebook was filled in batches meanwhile
+        t2 = time.perf_counter()  # the gradebook complete and the summary printed
         got = _scores(tmp, ch)
         wrong = sorted(s for s in want if got.get(s) != want[s])
         if a.keep:
@@ -98,7 +119,9 @@ def main(argv=None) -> int:
                 json.dump(calls, f)
         out = {"chapter": ch, "mode": mode.MODE, "device": mode.device_name(), "cpus": os.cpu_count(),
                "students": a.students, "mix": a.mix, "jobs": a.jobs, "grade_s": round(t1 - t0, 1),
-               "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
+               "collect_s": times["collect_s"], "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
+               "collect_batches": len(times["batches"]),
+               "collect_batch_s": round(sum(b["seconds"] for b in times["batches"]), 1),
                **({"grade_s_calls": calls,  # a call cut off shows as {"started": unix time}: its seconds are lost
                    "grade_s_sum": round(sum(c for c in calls if isinstance(c, (int, float))), 1),
                    "calls_cut_off": sum(isinstance(c, dict) for c in calls)} if calls else {}),

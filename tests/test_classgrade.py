@@ -86,9 +86,19 @@ def _scores(root) -> dict:
     return out
 
 
-def _flashcourse(*args, cwd):
+def _flashcourse(*args, cwd, env=None):
     return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=900, env=dict(os.environ, **(env or {})))
+
+
+def _summary(out: str, root: str) -> str:
+    """The summary `collect` prints (its optional WARNING line, the table, what needs attention), paths made
+    relative to the course."""
+    lines = out.splitlines()
+    k = next(i for i, ln in enumerate(lines) if "submissions recorded in the gradebook" in ln)
+    while k > 0 and (lines[k - 1].startswith("WARNING:") or not lines[k - 1].strip()):
+        k -= 1
+    return "\n".join(lines[k:]).replace(root, "<course>")
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +110,9 @@ def graded(tmp_path_factory):
     os.chmod(open_dir, 0o755)
     root = make_course(os.path.join(open_dir, "course"))
     elsewhere = str(tmp_path_factory.mktemp("elsewhere"))  # the instructor's shell is not in the course
-    r = _flashcourse("autograde", CH, "--course-dir", root, "--jobs", "2", cwd=elsewhere)
+    # a gradebook batch (classgrade.Collector) as soon as a result comes: one starts while the class is graded
+    r = _flashcourse("autograde", CH, "--course-dir", root, "--jobs", "2", cwd=elsewhere,
+                     env={"FLASHCOURSE_COLLECT_BATCH": "1"})
     yield root, r, _scores(root)
     shutil.rmtree(open_dir, ignore_errors=True)
 
@@ -168,6 +180,53 @@ def test_shards_collected_in_either_order_or_twice_give_the_same_gradebook(grade
         if order == (0, 1):  # and collecting again changes nothing
             _flashcourse("collect", CH, cwd=root)
             assert _scores(root) == want
+
+
+@pytest.mark.slow
+def test_a_pipelined_run_records_in_batches_while_grading_and_equals_a_collect_after(graded, tmp_path):
+    """The gradebook is filled in batches while the judges grade (one writer at a time); what it holds in the
+    end, and the summary, are those of one `flashcourse collect` of the same results after grading."""
+    src, r, want = graded
+    out = r.stdout
+    # a collector's batch starts only while grading (none after it ends): with a batch of 1, one starts on the
+    # first result; on CPU the class is graded in about 15 s and a replay takes 5-15 s, so few end before it
+    assert len([ln for ln in out.splitlines() if "gradebook: batch" in ln and " recorded " in ln]) >= 1, out
+    root = str(tmp_path / "after")  # the same results, collected after grading, into a fresh gradebook
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("gradebook.db", "autograded", ".flashcourse-*"))
+    after = _flashcourse("collect", CH, cwd=root)
+    assert _scores(root) == want
+    assert _summary(after.stdout, root) == _summary(out, src), (after.stdout, out)
+    with open(os.path.join(src, "results", CH, "checks.csv")) as a, open(os.path.join(root, "results", CH,
+                                                                                    "checks.csv")) as b:
+        assert a.read() == b.read()
+
+
+@pytest.mark.slow
+def test_the_collector_records_batches_while_results_come_and_the_end_equals_a_collect(graded, tmp_path):
+    """Results arriving two at a time (as from judges): the collector records a batch for each pair while more
+    are to come; after the final replay the gradebook and summary are those of `collect` after grading."""
+    import io
+    src, r, want = graded
+    root = str(tmp_path / "course")
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("gradebook.db", "autograded", ".flashcourse-*"))
+    results = os.path.join(root, "results", CH)
+    out = io.StringIO()
+    c = classgrade.Collector(root, CH, results, batch=2, every=600, out=out)
+    c.start()
+    everyone = classgrade.students(root, CH)
+    for k in range(0, len(everyone), 2):
+        for s in everyone[k:k + 2]:
+            c.add(s)
+        if k + 2 < len(everyone):  # still "grading": wait for this pair's batch
+            deadline = time.time() + 120
+            while len(c.batches) < k // 2 + 1 and time.time() < deadline:
+                time.sleep(0.2)
+    c.stop()
+    assert len(c.batches) >= 3, out.getvalue()  # 7 students: pairs 1-3 recorded before the last result came
+    assert c.generated and "bob" not in c.recorded and len(c.recorded) >= 4, (c.recorded, out.getvalue())
+    assert classgrade._finish(root, CH, results, c.recorded, out=out) == 1  # bob: nbgrader cannot read it
+    assert _scores(root) == want
+    assert _summary(out.getvalue(), root) == _summary(r.stdout, src)
 
 
 def test_shards_are_a_partition():
