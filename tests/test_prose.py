@@ -265,6 +265,30 @@ def test_ch03_progression_and_long_rows():
     assert (a, b) == (cuda, three)
 
 
+READTHROUGH = "benchmarks/readthrough_h100.json"  # benchmarks/readthrough_measure.py on an H100
+
+
+def _readthrough(what: str, **match) -> dict:
+    data = load(READTHROUGH)
+    assert data["gpu"].startswith("NVIDIA H100")
+    rows = [r for r in data["records"] if r["what"] == what and all(r.get(k) == v for k, v in match.items())]
+    assert len(rows) == 1 and "error" not in rows[0], (what, match)
+    return rows[0]
+
+
+def test_ch03_exercise_4_paths_measured():
+    regs, scalar, vec = quoted("ch03_online_softmax", r"the registers path with `md_push` on every value read "
+                               r"([\d.]+)% of the copy; the two-pass loop alone read ([\d.]+)% loading one float "
+                               r"at a time and ([\d.]+)% with `float4` loads")
+    what, shape = "ch03 ex4 warp per row", [4096, 2048]
+    assert regs == _readthrough(what, shape=shape, kernel="taught variant (row in registers, md_push per value; "
+                                "scalar two-pass otherwise)")["pct_copy"]
+    assert scalar == _readthrough(what, shape=shape, kernel="two-pass only, one float at a time")["pct_copy"]
+    assert vec == _readthrough(what, shape=shape, kernel="two-pass only, float4")["pct_copy"]
+    assert load(READTHROUGH)["l2_bytes"] == 50 * 2**20  # "the 50 MiB L2 cache"
+    assert 0 < vec - 70 < 2  # "clears the bar by about one point"
+
+
 def test_ch04_speeds_match_the_recorded_h100_runs():
     ref = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "reference")
     flash = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "sdpa flash")
