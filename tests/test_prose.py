@@ -289,6 +289,14 @@ def test_ch03_exercise_4_paths_measured():
     assert 0 < vec - 70 < 2  # "clears the bar by about one point"
 
 
+def test_ch05_reading_a_row_twice_measured():
+    once, twice = quoted("ch05_fused_norms", r"8 KiB rows \(a softmax over 2048 `float32` columns, 256 MiB of input\): "
+                         r"([\d.]+)% of the copy bandwidth reading each row once, ([\d.]+)% reading it twice")
+    for kernel, quoted_pct in (("row in registers, read once", once), ("row in registers, read twice", twice)):
+        r = _readthrough("re-read a row", kernel=kernel, shape=[32768, 2048])
+        assert r["row_bytes"] == 8192 and r["bytes"] == 256 * 2**20 * 2 and r["pct_copy"] == quoted_pct
+
+
 def test_ch04_speeds_match_the_recorded_h100_runs():
     ref = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "reference")
     flash = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "sdpa flash")
