@@ -1,0 +1,295 @@
+"""GPU sweep for the long-row softmax candidates (kernels_ref/ch03_online_softmax/softmax_long_rows.py), against
+the fast path as it stands (softmax_split_rows.online_softmax_triton, "fast-default") and torch.softmax; and, where
+kernels_ref/ch06_low_precision/cross_entropy_long_rows.py exists, its cross-entropy candidates against
+cross_entropy_split.cross_entropy (the current fast reference, "ce-fast-default").
+
+    python benchmarks/softmax_long_rows_sweep.py OUT.json
+    python benchmarks/softmax_long_rows_sweep.py --dry-run OUT.json   # CPU plumbing check: tiny shapes, fake times
+
+One process, meant to take under 200 s on an H100 (BUDGET_S: whatever is left after it is recorded as skipped).
+Measures the copy (course.timing.copy_gbps(1 << 30)), then per shape, most promising configs first: 1024x131072
+float32, 2048x131072 bfloat16, 1024x262144 bfloat16 (softmax), then 2048x131072 and 1024x262144 bfloat16
+(cross-entropy). Each output is first checked (softmax: against torch.softmax in float32; cross-entropy: loss and
+gradient against float64); a wrong one gets an error record and no time. Records are printed as they come and the
+JSON is rewritten after each:
+
+    {"gpu", "sms", "l2_mib", "copy_gbps", "records": [{"op", "shape", "dtype", "impl", "config", "in_flight_mib",
+     "ms", "gbps", "pct", "err"} or {..., "error"}], "best": {"op RxC dtype": record}}
+
+pct = % of the copy bandwidth measured in the same run (bytes: x read once + y written once; cross-entropy: logits
+read once + gradient written once + 12 B per row, as BENCHMARKS.md counts it). "best" is the fastest candidate per
+shape, with the fast path and torch beside it ("baselines"). in_flight_mib: programs x part bytes, the most of x
+between its two reads at once (compare with l2_mib). A compile failure or exception is an error record and the
+sweep goes on; a call that makes no progress for WATCHDOG_S (a hang: programs waiting for each other) gets an
+error record, the JSON is written, and the process exits with code 3.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import torch
+
+import course
+from course import timing
+from kernels_ref.ch03_online_softmax import softmax_long_rows as lr
+from kernels_ref.ch03_online_softmax import softmax_split_rows as fast
+
+try:
+    from kernels_ref.ch06_low_precision import cross_entropy_long_rows as ce_lr
+except ImportError:  # the cross-entropy candidates are optional
+    ce_lr = None
+
+BUDGET_S = 175
+WATCHDOG_S = 45
+DEV = "cuda"
+DRY = False  # --dry-run: the interpreter on the CPU, shapes cut to 3 rows and 1/64 of the columns, times faked
+
+
+def C(k, block, warps, per_sm=1, programs=None, hints=True, reverse=False, stages=1):
+    cfg = {"kernel": "long_rows", "k": k, "block": block, "warps": warps, "per_sm": per_sm, "hints": hints,
+           "reverse": reverse, "stages": stages}
+    if programs is not None:
+        cfg["programs"] = programs  # 0: one program per ticket (not persistent)
+    return cfg
+
+
+# (rows, cols, dtype) -> candidates, most promising first. in flight = programs x part bytes (H100 L2: 50 MiB;
+# the 4096x32768 bfloat16 two-pass kernel that reached 98.4% had about 33 MiB in flight).
+SOFTMAX = [
+    ((1024, 131072, torch.float32), [  # 512 KiB rows
+        C(4, 8192, 8, 2),             # parts of 32768: 264 x 128 KiB = 33 MiB
+        C(8, 8192, 8, 2),             # parts of 16384 (one block): 16.5 MiB; cross-entropy's best fp32 split shape
+        C(8, 4096, 4, 3),             # 25 MiB
+        C(4, 8192, 8, 1),             # 16.5 MiB
+        C(8, 8192, 8, 4),             # 33 MiB, more programs to overlap the reductions
+        C(2, 8192, 8, 1),             # parts of 65536: 132 x 256 KiB = 33 MiB
+        C(4, 8192, 8, 2, reverse=True),
+        C(4, 8192, 8, 2, hints=False),
+        C(8, 8192, 8, programs=0),    # one program per part (as cross_entropy_split)
+        C(4, 16384, 16, 1),
+        C(1, 8192, 8, 1),             # (a): 132 x 512 KiB = 66 MiB, over L2
+        C(1, 16384, 16, 1, reverse=True),
+    ]),
+    ((2048, 131072, torch.bfloat16), [  # 256 KiB rows
+        C(1, 16384, 16, 1),           # (a): 132 x 256 KiB = 33 MiB
+        C(4, 8192, 8, 2),             # parts of 32768: 264 x 64 KiB = 16.5 MiB
+        C(2, 8192, 8, 2),             # parts of 65536: 33 MiB
+        C(1, 8192, 8, 1),             # 33 MiB
+        C(4, 8192, 8, 3),             # 25 MiB
+        C(1, 16384, 16, 1, reverse=True),
+        C(2, 16384, 16, 1),           # 16.5 MiB
+        C(4, 8192, 8, programs=0),    # one program per part: cross_entropy_split's best bf16 shape (84% there)
+        C(1, 8192, 8, 2),             # 66 MiB
+        C(1, 16384, 16, 1, hints=False),
+        C(1, 16384, 16, 1, stages=2),
+        C(8, 4096, 4, 4),             # parts of 16384: 528 x 32 KiB = 16.5 MiB
+    ]),
+    ((1024, 262144, torch.bfloat16), [  # 512 KiB rows
+        C(8, 8192, 8, 2),             # parts of 32768: 264 x 64 KiB = 16.5 MiB
+        C(4, 8192, 8, 2),             # parts of 65536: 33 MiB
+        C(8, 8192, 8, 3),             # 25 MiB
+        C(4, 16384, 16, 1),           # 16.5 MiB
+        C(2, 16384, 16, 1),           # parts of 131072: 33 MiB
+        C(8, 8192, 8, programs=0),    # one program per part
+        C(8, 8192, 8, 2, reverse=True),
+        C(1, 16384, 16, 1),           # (a): 66 MiB, over L2
+    ]),
+]
+CE_SHAPES = [(2048, 131072, torch.bfloat16), (1024, 262144, torch.bfloat16)]
+
+
+class Sweep:
+    def __init__(self, out_path):
+        self.out_path, self.t0, self.current = out_path, time.time(), None
+        if DRY:
+            self.sms, name, l2 = 4, "dry run (CPU, interpreter)", 0.0
+        else:
+            props = torch.cuda.get_device_properties(0)
+            self.sms, name, l2 = props.multi_processor_count, torch.cuda.get_device_name(), props.L2_cache_size
+        self.doc = {"gpu": name, "sms": self.sms, "l2_mib": l2 / 2**20, "copy_gbps": None, "records": [], "best": {}}
+        self.last_progress = time.time()
+        threading.Thread(target=self._watchdog, daemon=True).start()
+
+    def _watchdog(self):
+        while True:
+            time.sleep(2)
+            if self.current is not None and time.time() - self.last_progress > WATCHDOG_S:
+                self.doc["records"].append(dict(self.current, error=f"hung: no progress for {WATCHDOG_S} s "
+                                                "(watchdog exit)"))
+                print(f"HUNG: {self.current}", flush=True)
+                self.finish()
+                os._exit(3)
+
+    def write(self):
+        tmp = self.out_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.doc, f, indent=1)
+        os.replace(tmp, self.out_path)
+
+    def record(self, r):
+        self.doc["records"].append(r)
+        print(json.dumps(r), flush=True)
+        self.write()
+        self.last_progress = time.time()
+
+    def time_one(self, base, fn, check, nbytes):
+        """base: the record's identity; check() runs fn once and returns the error (raises if wrong)."""
+        r = dict(base)
+        self.current, self.last_progress = r, time.time()
+        if time.time() - self.t0 > BUDGET_S:
+            self.record(dict(r, error=f"skipped: past the {BUDGET_S} s budget"))
+            return
+        try:
+            for ws in lr._WORKSPACE.values():  # counters left by an earlier wrong config cannot leak into this one
+                ws.zero_()
+            err = check()
+            ms = 1.0 if DRY else timing.bench(fn)
+        except Exception as e:  # noqa: BLE001  (a config that cannot compile, run or is wrong: recorded, go on)
+            self.record(dict(r, error=f"{type(e).__name__}: {e}".splitlines()[0][:300]))
+            return
+        gbps = nbytes / (ms * 1e-3) / 1e9
+        self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
+
+    def finish(self):
+        best, base = {}, {}
+        for r in self.doc["records"]:
+            if "pct" not in r:
+                continue
+            key = f"{r['op']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
+            if r["impl"] == "candidate":
+                if key not in best or r["pct"] > best[key]["pct"]:
+                    best[key] = r
+            else:
+                base.setdefault(key, {})[r["impl"]] = round(r["pct"], 1)
+        self.doc["best"] = {k: dict(v, baselines=base.get(k, {})) for k, v in best.items()}
+        self.write()
+
+
+def _sync():
+    if not DRY:
+        torch.cuda.synchronize()
+
+
+def _shape(rows, cols):
+    return (3, cols // 64) if DRY else (rows, cols)
+
+
+def _softmax_check(fn, y, want, dtype):
+    def check():
+        y.fill_(float("nan"))
+        out = fn()
+        out = y if out is None else out
+        _sync()
+        err = (out.float() - want).abs().max().item()
+        tol = {torch.float32: 1e-5, torch.bfloat16: 2.0**-7, torch.float16: 2.0**-9}[dtype]
+        if not err <= tol * max(1.0, want.abs().max().item()):  # NaN included
+            raise AssertionError(f"wrong output: max error {err:.3g}")
+        return err
+    return check
+
+
+def softmax_shapes(sw):
+    for (rows, cols, dtype), cands in SOFTMAX:
+        rows, cols = _shape(rows, cols)
+        gen = torch.Generator(device=DEV).manual_seed(0)
+        x = torch.randn(rows, cols, device=DEV, generator=gen).mul_(3).to(dtype)
+        y = torch.empty_like(x)
+        want = torch.softmax(x.float(), dim=-1)
+        nbytes = 2 * x.numel() * x.element_size()
+        ident = {"op": "softmax", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", "")}
+        for cfg in cands:
+            def fn(cfg=cfg):
+                lr.run_config(x, y, cfg)
+            mib = lr.in_flight_bytes(x, cfg, sw.sms) / 2**20
+            sw.time_one(dict(ident, impl="candidate", config=cfg, in_flight_mib=round(mib, 1)), fn,
+                        _softmax_check(fn, y, want, dtype), nbytes)
+        fd = lambda: fast.online_softmax_triton(x, y)  # noqa: E731
+        sw.time_one(dict(ident, impl="fast-default", config=fast.config_for(x)), fd,
+                    _softmax_check(fd, y, want, dtype), nbytes)
+        ts = lambda: torch.softmax(x, dim=-1)  # noqa: E731
+        sw.time_one(dict(ident, impl="torch"), ts, _softmax_check(ts, y, want, dtype), nbytes)
+        x = y = want = None  # freed before the next shape's inputs
+        if not DRY:
+            torch.cuda.empty_cache()
+
+
+def ce_shapes(sw):
+    from kernels_ref.ch06_low_precision import cross_entropy_split as ce_fast
+    w = 1e-4
+    for rows0, cols0, dtype in CE_SHAPES:
+        rows, cols = _shape(rows0, cols0)
+        gen = torch.Generator(device=DEV).manual_seed(1)
+        x0 = (torch.randn(rows, cols, device=DEV, generator=gen) * 3).to(dtype)
+        t = torch.randint(0, cols, (rows,), device=DEV, generator=gen)
+        t[::7] = -100
+        xf = x0.float()
+        lse = torch.logsumexp(xf, -1)
+        ok = t != -100
+        tt = t.clamp(min=0)
+        ar = torch.arange(rows, device=DEV)
+        want_loss = torch.where(ok, lse - xf[ar, tt] + w * lse * lse, 0.0)
+        want_g = torch.softmax(xf, -1).mul_(1 + 2 * w * lse[:, None])  # float32: 1 GiB at 2048 x 131072
+        want_g[ar, tt] -= 1.0
+        want_g[~ok] = 0.0
+        xx = x0.clone()
+        loss = torch.empty(rows, device=DEV)
+        nbytes = 2 * x0.numel() * x0.element_size() + 12 * rows
+        ident = {"op": "cross_entropy", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", "")}
+
+        def make(run):
+            def fn():  # in place, as the exercise's timed check: the gradient overwrites the logits
+                run(xx, t, loss, xx, w, 0.0)
+
+            def check():
+                xx.copy_(x0)
+                fn()
+                _sync()
+                el = (loss - want_loss).abs().max().item()
+                eg = (xx.float() - want_g).abs().max().item()
+                if not (el < 1e-2 and eg < 2 * 2.0**-8):
+                    raise AssertionError(f"wrong output: loss error {el:.3g}, gradient error {eg:.3g}")
+                return max(el, eg)
+            return fn, check
+
+        for cfg in ce_lr.SWEEP.get((rows0, cols0), []):
+            fn, check = make(lambda *a, cfg=cfg: ce_lr.run_config(*a, cfg=cfg))
+            mib = lr.in_flight_bytes(x0, cfg, sw.sms) / 2**20
+            sw.time_one(dict(ident, impl="candidate", config=cfg, in_flight_mib=round(mib, 1)), fn, check, nbytes)
+        fn, check = make(ce_fast.cross_entropy)
+        sw.time_one(dict(ident, impl="ce-fast-default"), fn, check, nbytes)
+        x0 = xx = xf = want_g = None
+        if not DRY:
+            torch.cuda.empty_cache()
+
+
+def main(argv):
+    global DRY, DEV
+    if len(argv) == 3 and argv[1] == "--dry-run":
+        DRY, DEV, argv = True, "cpu", [argv[0], argv[2]]
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    if not course.GPU and not DRY:
+        print("needs a GPU")
+        return 2
+    sw = Sweep(argv[1])
+    sw.doc["copy_gbps"] = 1000.0 if DRY else timing.copy_gbps(1 << 30)
+    print(f"{sw.doc['gpu']} {sw.sms} SMs, L2 {sw.doc['l2_mib']:.0f} MiB, copy {sw.doc['copy_gbps']:.0f} GB/s",
+          flush=True)
+    softmax_shapes(sw)
+    if ce_lr is not None:
+        ce_shapes(sw)
+    sw.current = None
+    sw.finish()
+    print("best candidate per shape (baselines: % of copy):", flush=True)
+    for key, r in sw.doc["best"].items():
+        print(f"  {key}: {r['pct']:.1f}% {r['config']} in flight {r['in_flight_mib']} MiB; {r['baselines']}",
+              flush=True)
+    print(f"done in {time.time() - sw.t0:.0f} s; wrote {argv[1]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,142 @@
+"""The long-row softmax candidates (kernels_ref/ch03_online_softmax/softmax_long_rows.py) in Triton's interpreter,
+against float64.
+
+What runs here: the persistent two-pass kernel (k = 1: a grid smaller than the rows, each program looping over
+rows) with and without the cache hints, reverse pass 2 and pipelined pass 1; the split kernel (k > 1) in its
+two-launch PHASE mode (pass 1 and publish; then merge and pass 2), with fewer programs than tickets and parts
+past the row's end. Not run here: the wait between running programs (k > 1, PHASE 0), which needs a GPU:
+test_fused_split_on_the_gpu (under `timeout`: a deadlock would hang it)."""
+import course  # noqa: F401  (CPU mode: the interpreter is on before any kernel is defined)
+import pytest
+import torch
+
+from kernels_ref.ch03_online_softmax import softmax_long_rows as lr
+
+DEV = course.DEVICE
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the interpreter's numpy on rows of -inf
+TOL = {torch.float32: 2e-6, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-10}
+
+
+def _input(rows, cols, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, cols, generator=g) * 3
+    x[1] = -float("inf")  # a row of -inf: NaN, as torch.softmax
+    x[2, : cols // 2] = -float("inf")  # the first half -inf: whole blocks and parts of -inf before finite ones
+    x[3, cols - 7] = 80.0  # a dominant entry near the end (the max arrives late)
+    x[4] += 1000.0  # large values: the difference is taken before scaling
+    x[0, :: max(1, cols // 5)] = -float("inf")  # scattered -inf
+    return x.to(dtype).to(DEV)
+
+
+def _check(x, y):
+    x, y = x.cpu(), y.cpu()
+    want = torch.softmax(x.double(), dim=-1)
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(y), nan), "NaN where torch.softmax has none, or none where it has"
+    err = (y.double() - want).abs()[~nan].max().item()
+    rel = TOL[x.dtype] * max(1.0, want[~nan].abs().max().item())
+    assert err <= rel, f"max error {err:.3g}"
+
+
+CASES = [  # (dtype, cols, kwargs): small grids, so every program loops over several rows or tickets
+    (torch.float32, 3000, dict(block=1024, warps=4, programs=2)),
+    (torch.bfloat16, 20001, dict(block=4096, warps=4, programs=3, reverse=True)),
+    (torch.float16, 8192, dict(block=2048, warps=4, programs=2, hints=False, stages=2)),
+    (torch.float32, 5000, dict(block=8192, warps=8, programs=0)),  # one program per row; BLOCK above the row
+    (torch.float32, 3000, dict(block=512, warps=4, programs=3, k=4, phases=True)),  # part 3 past the row's end
+    (torch.bfloat16, 20001, dict(block=2048, warps=4, programs=2, k=3, phases=True, reverse=True)),
+    (torch.float16, 9000, dict(block=1024, warps=4, programs=0, k=2, phases=True, hints=False)),
+]
+
+
+@pytest.mark.parametrize("dtype,cols,kw", CASES, ids=[f"{str(d)[6:]}-{c}-{i}" for i, (d, c, _) in enumerate(CASES)])
+def test_matches_float64(dtype, cols, kw):
+    x = _input(5, cols, dtype, cols)
+    y = torch.full_like(x, float("nan"))
+    lr.softmax_long_rows(x, y, **kw)
+    _check(x, y)
+    if kw.get("k", 1) > 1:  # the counters are back to 0 for the next call
+        assert not lr._counters(x, 5).any()
+        y2 = torch.empty_like(x)
+        lr.softmax_long_rows(x, y2, **kw)
+        assert torch.equal(torch.isnan(y2), torch.isnan(y)) and torch.equal(y2.nan_to_num(), y.nan_to_num())
+
+
+def test_strided_rows_and_run_config():
+    big = _input(5, 6000, torch.float32, 1)
+    x, y = big[:, :4000], torch.empty(5, 6000, device=DEV)[:, :4000]  # row strides larger than the row
+    lr.run_config(x, y, {"kernel": "long_rows", "k": 1, "block": 1024, "warps": 4, "programs": 2})
+    _check(x, y)
+
+
+def test_split_refuses_to_wait_off_the_gpu():
+    x = torch.randn(2, 4096)
+    if not course.GPU:  # (on a GPU the same call would run)
+        with pytest.raises(ValueError):
+            lr.softmax_long_rows(x, torch.empty_like(x), block=1024, k=2)
+
+
+def test_in_flight_bytes():
+    x = torch.empty(1024, 131072, dtype=torch.bfloat16)
+    assert lr.in_flight_bytes(x, {"block": 16384, "per_sm": 1}, 132) == 132 * 131072 * 2
+    assert lr.in_flight_bytes(x, {"block": 8192, "per_sm": 2, "k": 4}, 132) == 264 * 32768 * 2
+
+
+@pytest.mark.skipif(not course.GPU, reason="programs that wait for each other: a GPU only")
+def test_fused_split_on_the_gpu():
+    for dtype in (torch.float32, torch.bfloat16):
+        x = _input(40, 131072, dtype, 0)
+        for k, per_sm in ((2, 1), (4, 2), (8, 2)):
+            y = torch.empty_like(x)
+            lr.softmax_long_rows(x, y, block=8192, warps=8, per_sm=per_sm, k=k)
+            _check(x, y)
+
+
+# The cross-entropy candidates (kernels_ref/ch06_low_precision/cross_entropy_long_rows.py): loss and gradient
+# against float64, in place and not, label smoothing, ignored rows, large and very negative logits.
+W = 1e-4
+
+
+def _ce_want(x, t, eps):
+    xd = x.double()
+    rows, cols = x.shape
+    lse = torch.logsumexp(xd, -1)
+    tt = t.clamp(min=0)
+    loss = lse - (1 - eps) * xd[torch.arange(rows), tt] - eps * xd.mean(-1) + W * lse * lse
+    g = torch.softmax(xd, -1) * (1 + 2 * W * lse[:, None]) - eps / cols
+    g[torch.arange(rows), tt] -= 1 - eps
+    ok = t != -100
+    return torch.where(ok, loss, 0.0), torch.where(ok[:, None], g, 0.0)
+
+
+CE_CASES = [  # (dtype, cols, eps, in place, kwargs)
+    (torch.float32, 3000, 0.1, True, dict(block=1024, warps=4, programs=2)),
+    (torch.bfloat16, 20001, 0.0, False, dict(block=4096, warps=4, programs=3, hints=False)),
+    (torch.float32, 3000, 0.0, True, dict(block=512, warps=4, programs=3, k=4, phases=True)),
+    (torch.bfloat16, 9000, 0.1, True, dict(block=1024, warps=4, programs=0, k=3, phases=True)),
+]
+
+
+@pytest.mark.parametrize("dtype,cols,eps,inplace,kw", CE_CASES,
+                         ids=[f"{str(c[0])[6:]}-{c[1]}-{i}" for i, c in enumerate(CE_CASES)])
+def test_cross_entropy_matches_float64(dtype, cols, eps, inplace, kw):
+    from kernels_ref.ch06_low_precision import cross_entropy_long_rows as ce
+    g = torch.Generator().manual_seed(cols)
+    rows = 5
+    x = (torch.randn(rows, cols, generator=g) * 3).to(dtype).to(DEV)
+    x[0] += 100  # large logits
+    x[3] -= 200
+    t = torch.randint(0, cols, (rows,), generator=g).to(DEV)
+    t[2] = -100  # ignored
+    t[4] = cols - 1  # the target in the last part
+    xx = x.clone()
+    loss = torch.full((rows,), float("nan"), device=DEV)
+    dx = xx if inplace else torch.full_like(x, float("nan"))
+    ce.cross_entropy_long_rows(xx, t, loss, dx, W, eps, **kw)
+    wl, wg = _ce_want(x.cpu(), t.cpu(), eps)
+    loss, dx = loss.cpu(), dx.cpu()
+    assert float((loss.double() - wl).abs().max()) < 1e-3
+    tol = 2 * 2.0**-8 if dtype == torch.bfloat16 else 1e-5
+    assert float((dx.double() - wg).abs().max()) < tol
+    assert (dx[2] == 0).all() and loss[2] == 0
+    assert not lr._counters(x, rows).any()
