@@ -3,7 +3,8 @@
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
 #                                      | class[:CH] (a synthetic class of ${STUDENTS:-200} mixed notebooks, ${JOBS:-4}
 #                                        workers, kept in ${KEEP} and resumed there when set; nvidia-smi sampled)
-#                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | report (bench --report) | all
+#                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | report (bench --report)
+#                                      | sweeps (the fast references' config sweeps) | readthrough | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
 set -u
@@ -36,6 +37,12 @@ for step in "$@"; do
                   || pip install -q --no-index --no-deps --target /tmp/liger .whl/liger_kernel-*.whl  # the bench extra
                 PYTHONPATH=$PYTHONPATH:/tmp/liger python3 -m kernels_ref.report 2>&1 | tee "$OUT/report.log"
                 mkdir -p "$OUT/results" && cp benchmarks/results/* "$OUT/results/" ;;&
+    # the GPU sweeps that decide the fast references' configurations (each one process, JSON per sweep)
+    sweeps) for sw in softmax_fast_sweep norms_cuda_sweep softmax_long_rows_sweep attention_hopper_sweep; do
+              timeout 280 python3 benchmarks/$sw.py "$OUT/$sw.json" > "$OUT/$sw.log" 2>&1; echo "$sw rc=$?"
+              tail -8 "$OUT/$sw.log"
+            done ;;
+    readthrough) python3 benchmarks/readthrough_measure.py "$OUT/readthrough.json" 2>&1 | tee "$OUT/readthrough.log" | tail -5 ;;
     mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
               | grep -v "^killed" | tail -40
             mkdir -p "$OUT/mutation" && cp benchmarks/mutation/gpu/*.json "$OUT/mutation/" ;;
