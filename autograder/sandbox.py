@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 
 # Paths, relative to a course directory (and to the repository), that student code must not see.
@@ -371,33 +372,79 @@ def capabilities() -> dict:
     return out
 
 
-# -- a runner stays in its process group (autograder.runner freezes it between the judge's requests) --
-# (setsid, setpgid, seccomp) per architecture; x86_64's x32 calls (nr >= 0x40000000) are refused as well
-_GROUP_SYSCALLS = {"x86_64": (0xC000003E, 112, 109, 317), "aarch64": (0xC00000B7, 157, 154, 277)}
+# -- a runner stays in its process group, stopped (autograder.runner freezes it between the judge's requests) --
+# per architecture: the audit value, then the syscall numbers (x86_64's x32 calls, nr >= 0x40000000, are refused)
+_SYSCALLS = {
+    "x86_64": {"audit": 0xC000003E, "setsid": 112, "setpgid": 109, "seccomp": 317, "ptrace": 101,
+               "io_uring_setup": 425, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
+               "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424},
+    "aarch64": {"audit": 0xC00000B7, "setsid": 157, "setpgid": 154, "seccomp": 277, "ptrace": 117,
+                "io_uring_setup": 425, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+                "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424},
+}
+# the argument that is the signal number, per call that sends one
+_SIGNAL_ARG = {"kill": 1, "tkill": 1, "tgkill": 2, "rt_sigqueueinfo": 1, "rt_tgsigqueueinfo": 2,
+               "pidfd_send_signal": 1}
+_REFUSED = ("setsid", "setpgid", "ptrace", "io_uring_setup")
 _CONFINE = "FLASHCOURSE_CONFINE"  # =0: runners may leave their process group (the judge then looks for them)
+
+
+def _group_filter(arch: dict) -> list[tuple[int, int, int, int]]:
+    """The seccomp program (classic BPF, instructions (code, jt, jf, k)): wrong ABI -> kill the process; setsid,
+    setpgid, ptrace, io_uring_setup -> EPERM; a call that sends SIGCONT -> EPERM; everything else allowed.
+    The signal is compared on the argument's low 32 bits, which is what the kernel takes (an int), whatever the
+    high ones hold (little-endian: the low word of args[i] is at offset 16 + 8 i of seccomp_data)."""
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, refuse, kill = 0x7FFF0000, 0x00050000 | 1, 0x80000000  # ALLOW, ERRNO(EPERM), KILL_PROCESS
+    code: list = [("ins", ld, 4), ("jeq", arch["audit"], None, "KILL"), ("ins", ld, 0)]
+    if arch["audit"] == 0xC000003E:
+        code.append(("jge", 0x40000000, "KILL", None))
+    code += [("jeq", arch[name], "REFUSE", None) for name in _REFUSED]
+    code += [("jeq", arch[name], f"SIG_{name}", None) for name in _SIGNAL_ARG]
+    code.append(("ret", allow))
+    for name, i in _SIGNAL_ARG.items():
+        code += [("label", f"SIG_{name}"), ("ins", ld, 16 + 8 * i), ("jeq", int(signal.SIGCONT), "REFUSE", None),
+                 ("ret", allow)]
+    code += [("label", "REFUSE"), ("ret", refuse), ("label", "KILL"), ("ret", kill)]
+    at, n = {}, 0
+    for c in code:  # label -> instruction index
+        if c[0] == "label":
+            at[c[1]] = n
+        else:
+            n += 1
+    prog, n = [], 0
+    for c in code:
+        if c[0] == "label":
+            continue
+        if c[0] == "ins":
+            prog.append((c[1], 0, 0, c[2]))
+        elif c[0] == "ret":
+            prog.append((ret, 0, 0, c[1]))
+        else:  # a jump: offsets count from the next instruction; None = fall through
+            off = [0 if t is None else at[t] - (n + 1) for t in c[2:4]]
+            assert all(0 <= o < 256 for o in off), (c, off)
+            prog.append((jeq if c[0] == "jeq" else jge, off[0], off[1], c[1]))
+        n += 1
+    return prog
 
 
 def confine_to_group() -> tuple[bool, str]:
     """From here on, this process and every process it starts can neither leave its process group nor start a
-    new session: setsid() and setpgid() fail with EPERM (a seccomp filter: it is inherited by every child and
-    thread and never removed; it needs no capability, only no_new_privs, which is set here too). The judge then
-    stops and continues every process of a runner with one killpg each (autograder.runner: a runner runs only
-    while its judge waits for its answer). Calls of another architecture's ABI (32-bit) kill the process.
-    (done, why not)."""
+    new session (setsid() and setpgid() fail with EPERM), nor continue a stopped process (a signal call that
+    sends SIGCONT fails with EPERM: else a process not yet stopped by the judge's killpg could continue the ones
+    already stopped), nor trace one (ptrace) or queue work that runs while it is stopped (io_uring): a seccomp
+    filter, inherited by every child and thread and never removed; it needs no capability, only no_new_privs,
+    which is set here too. The judge then stops and continues every process of a runner with one killpg each
+    (autograder.runner: a runner runs only while its judge waits for its answer). Calls of another
+    architecture's ABI (32-bit) kill the process. (done, why not)."""
     import ctypes
     import platform
     if os.environ.get(_CONFINE) == "0":
         return False, f"switched off ({_CONFINE}=0)"
-    arch = _GROUP_SYSCALLS.get(platform.machine())
-    if sys.platform != "linux" or arch is None:
+    arch = _SYSCALLS.get(platform.machine())
+    if sys.platform != "linux" or arch is None or sys.byteorder != "little":
         return False, f"no seccomp filter written for {sys.platform} {platform.machine()}"
-    audit, setsid, setpgid, sys_seccomp = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-    allow, refuse, kill = 0x7FFF0000, 0x00050000 | 1, 0x80000000  # ALLOW, ERRNO(EPERM), KILL_PROCESS
-    # seccomp_data: nr at offset 0, arch at offset 4; jump offsets count from the next instruction
-    prog = [(ld, 0, 0, 4), (jeq, 0, 6, audit), (ld, 0, 0, 0),
-            (jge, 3, 0, 0x40000000 if audit == 0xC000003E else 0xFFFFFFFF),
-            (jeq, 2, 0, setsid), (jeq, 1, 0, setpgid), (ret, 0, 0, allow), (ret, 0, 0, refuse), (ret, 0, 0, kill)]
+    prog = _group_filter(arch)
 
     class Insn(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
@@ -412,13 +459,13 @@ def confine_to_group() -> tuple[bool, str]:
         libc = _libc()
         libc.syscall.restype = ctypes.c_long
         # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC: every thread of this process, not this one only
-        rc = libc.syscall(ctypes.c_long(sys_seccomp), ctypes.c_ulong(1), ctypes.c_ulong(1), ctypes.byref(fprog))
+        rc = libc.syscall(ctypes.c_long(arch["seccomp"]), ctypes.c_ulong(1), ctypes.c_ulong(1), ctypes.byref(fprog))
         if rc != 0:
             err = ctypes.get_errno()
             return False, f"seccomp: {os.strerror(err) if rc < 0 else f'thread {rc} could not take the filter'}"
     except (OSError, AttributeError) as e:
         return False, f"seccomp: {e}"
-    return True, "setsid and setpgid refused (seccomp)"
+    return True, "setsid, setpgid, SIGCONT, ptrace and io_uring refused (seccomp)"
 
 
 def main(argv: list[str]) -> int:

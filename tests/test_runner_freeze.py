@@ -171,3 +171,92 @@ def test_the_cost_of_a_freeze_and_a_thaw(monkeypatch, confine):
     print(f"\n{confine}: thaw + freeze {each * 1e6:.0f} us; a ping request {ping * 1e6:.0f} us "
           f"({len(os.listdir('/proc'))} entries in /proc)")
     assert each < (0.002 if confine == "confined" else 0.1), each
+
+
+# Processes that try to undo the freeze from inside: killpg(SIGSTOP) reaches a group's members one after another,
+# so one not yet stopped could continue the others (kill(0, SIGCONT)) and keep them all running (a reviewer
+# reproduced this before the filter refused SIGCONT: 3 of 6 idle periods ran on).
+UNFREEZE = Cell("python", textwrap.dedent("""
+    import os, signal, time
+
+    for i in range(3):
+        if os.fork() == 0:
+            name = f"spin{i}.txt"
+            while True:
+                try:
+                    os.kill(0, signal.SIGCONT)
+                    said = "sent"
+                except OSError as e:
+                    said = type(e).__name__
+                with open(name, "a") as f:  # no sleep: the race with the judge's killpg is widest
+                    f.write(said[0])
+
+    def safe_softmax(x):
+        time.sleep(0.05)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+"""), "safe_softmax")
+SPINS = ("spin0.txt", "spin1.txt", "spin2.txt")
+
+
+def test_a_runner_cannot_continue_itself():
+    with Session([UNFREEZE]) as s:
+        for _ in range(10):
+            assert s.check("ch01.safe_softmax", "correctness").passed
+            if all(os.path.exists(os.path.join(s.proc.dir, n)) for n in SPINS):
+                break
+        home = s.proc.dir
+        if not s.proc.confined:
+            pytest.skip(f"no seccomp filter here ({sandbox.confine_to_group.__name__} unavailable)")
+        with open(os.path.join(home, SPINS[0])) as f:
+            assert set(f.read()) == {"P"}, "SIGCONT was sent: PermissionError expected every time"
+        for _ in range(6):  # each idle period: nothing of the runner runs
+            time.sleep(0.1)
+            before = {n: os.path.getsize(os.path.join(home, n)) for n in SPINS}
+            time.sleep(0.5)
+            after = {n: os.path.getsize(os.path.join(home, n)) for n in SPINS}
+            assert before == after, f"the runner continued itself while the judge was idle: {before} -> {after}"
+            assert s.check("ch01.safe_softmax", "correctness").passed
+
+
+def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_path):
+    """In a child process that installs the filter: SIGCONT refused through every call that sends a signal
+    (also with high bits set in the argument, which the kernel truncates to an int), other signals allowed."""
+    import subprocess
+    import sys
+    script = textwrap.dedent("""
+        import ctypes, os, signal, sys, time
+        from autograder import sandbox
+        child = os.fork()
+        if child == 0:
+            time.sleep(60)
+            os._exit(0)
+        ok, why = sandbox.confine_to_group()
+        if not ok:
+            print("SKIP", why)
+            sys.exit(0)
+        arch = sandbox._SYSCALLS[__import__("platform").machine()]
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        def call(name, *args):
+            r = libc.syscall(ctypes.c_long(arch[name]), *[ctypes.c_long(a) for a in args])
+            return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+        out = {"kill CONT": call("kill", child, 18), "kill CONT high": call("kill", child, (1 << 32) | 18),
+               "tkill CONT": call("tkill", child, 18), "tgkill CONT": call("tgkill", child, child, 18),
+               "rt_sigqueueinfo CONT": call("rt_sigqueueinfo", child, 18, 0),
+               "ptrace": call("ptrace", 16, child, 0, 0), "io_uring_setup": call("io_uring_setup", 1, 0),
+               "setsid": call("setsid"), "setpgid": call("setpgid", 0, 0),
+               "kill 0": call("kill", child, 0), "kill STOP": call("kill", child, 19)}
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        print(out)
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=60)
+    assert r.returncode == 0, r.stderr
+    if r.stdout.startswith("SKIP"):
+        pytest.skip(r.stdout)
+    got = eval(r.stdout)  # noqa: S307  (our own child's dict of strings)
+    refused = {k: v for k, v in got.items() if k not in ("kill 0", "kill STOP")}
+    assert set(refused.values()) == {"Operation not permitted"}, got
+    assert got["kill 0"] == "ok" and got["kill STOP"] == "ok", got
