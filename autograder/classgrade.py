@@ -499,9 +499,12 @@ def _record(course: str, chapter: str, results: str, batch: list[str], backgroun
     text = (r.stdout or "") + (r.stderr or "")
     errors = [ln.split("] ", 1)[-1] for ln in text.splitlines() if "ERROR" in ln and "checksum" not in ln]
     failed = set(re.findall(r"There was an error processing assignment '[^']*' for student '([^']*)'", text))
+    outside = sorted(failed - set(batch))  # a submission that arrived after the exclude list was made
     failed &= set(batch)
-    if r.returncode != 0 and not failed:
+    if r.returncode != 0 and not failed and not outside:  # a failure that names no student: the whole batch
         failed = set(batch)
+    if outside:
+        errors.append(f"(also tried, outside this batch, not recorded: {', '.join(outside)})")
     return set(batch) - failed, r, errors
 
 
@@ -617,6 +620,9 @@ class Collector:
         if failed or r.returncode != 0:
             print(f"  gradebook: batch {k}: nbgrader exit {r.returncode}, NOT recorded: {', '.join(failed) or '-'} "
                   "(retried at the end)\n    " + "\n    ".join(errors[-8:]), file=self.out, flush=True)
+        elif errors:  # recorded, but nbgrader said something: shown, as collect shows it
+            print(f"  gradebook: batch {k}: nbgrader reported:\n    " + "\n    ".join(errors[-8:]), file=self.out,
+                  flush=True)
 
 
 def autograde_class(course: str, chapter: str, *, jobs: int | None = None, results: str | None = None,

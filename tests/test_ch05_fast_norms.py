@@ -73,3 +73,23 @@ def test_a_launch_of_one_block_per_eight_rows(loaded, exercise_id):
         extra = (inp["beta"],) if exercise_id == "ch05.layernorm_cuda" else ()
         ns[entry](((rows + 7) // 8,), (256,), (inp["x"], inp["gamma"], *extra, y, rows, cols, float(inp["eps"])))
     assert _graded(ex, loaded[exercise_id], 1024, launch, rows=21) == []
+
+
+@pytest.mark.parametrize("rows,cols", [(21, 1024), (33, 520), (17, 2048), (9, 4096)])
+def test_the_reports_own_grid(loaded, rows, cols):
+    """kernels_ref.report times rmsnorm_rows.cu on its own grid (a block per 16 rows up to 1024 columns, per 8 up to
+    2048, a block per row beyond): every row written, right, on a last group that is only partly there."""
+    from kernels_ref.report import OWN_LAUNCH
+    ex = registry.get("ch05.rmsnorm_vec_cuda")
+    assert _graded(ex, loaded[ex.id], cols, lambda ns, inp, y: OWN_LAUNCH[ex.id](ns, inp, _Into(y)), rows=rows) == []
+
+
+class _Into:
+    """An output factory that hands out the buffer the test grades."""
+
+    def __init__(self, y):
+        self.y = y
+
+    def tensor(self, shape, dtype):
+        assert tuple(shape) == tuple(self.y.shape) and dtype == self.y.dtype
+        return self.y

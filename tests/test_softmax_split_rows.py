@@ -146,6 +146,18 @@ def test_dispatch_by_width():
             assert split.config_for(torch.empty(2, cols, dtype=dtype, device=DEV))["kernel"] == kernel
 
 
+def test_each_width_takes_its_own_entry():
+    """The float32 entry for 8192 columns does not shadow the narrower ones (a review found 1-4096 columns on 32
+    warps, one row a program)."""
+    for dtype in (torch.float32, torch.bfloat16):
+        for cols, want in ((1000, {"warps": 4, "rows": 4}), (2048, {"warps": 4, "rows": 2}),
+                           (4096, {"warps": 4, "rows": 2}), (16384, {"warps": 16, "rows": 1})):
+            cfg = split.config_for(torch.empty(2, cols, dtype=dtype, device=DEV))
+            assert {k: cfg[k] for k in want} == want, (dtype, cols, cfg)
+    assert split.config_for(torch.empty(2, 8192, device=DEV))["warps"] == 32
+    assert split.config_for(torch.empty(2, 8192, dtype=torch.bfloat16, device=DEV))["warps"] == 8
+
+
 GPU_SPLITS = [(torch.float32, 64, 131072, 16384, 4, "e"), (torch.bfloat16, 64, 131072, 16384, 4, "e"),
               (torch.bfloat16, 64, 131072, 32768, 8, "x"), (torch.float32, 64, 131072, 16384, 4, "x"),
               (torch.bfloat16, 300, 32768, 16384, 4, "e"), (torch.float16, 9, 20001, 8192, 4, "x"),
