@@ -14,7 +14,9 @@ must lose).
 `--keep DIR` builds the class in DIR and keeps it; run again with the same DIR and grading resumes where
 it stopped (as `flashcourse autograde` does: finished submissions are kept). Each call's grading seconds
 are appended to DIR/calls.json, so a class graded over several calls (a device call has a time limit)
-reports the sum; a call that was cut off leaves only its start time there, and the sum says how many were.
+reports the sum. A call stopped by SIGTERM or SIGINT (`timeout`, a scheduler) writes the seconds it graded
+({"started", "cut_s"}: its submissions finished so far are kept, the one in flight is graded again) and exits
+with 124; a call killed outright leaves only its start time there, and the sum says how many were.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -106,8 +109,21 @@ def main(argv=None) -> int:
         log = os.path.join(tmp, "calls.json")  # each call's grading seconds; a call cut off keeps its start
         calls = json.load(open(log)) if a.keep and os.path.exists(log) else []
         if a.keep:
+            started = time.time()
             with open(log, "w") as f:
-                json.dump(calls + [{"started": time.time()}], f)
+                json.dump(calls + [{"started": started}], f)
+
+            def _cut(signum, frame):  # record what this call graded, then stop (workers are this group's)
+                with open(log, "w") as f:
+                    json.dump(calls + [{"started": started, "cut_s": round(time.perf_counter() - t0, 1)}], f)
+                try:  # the pipe to tee may be gone already
+                    print(f"grade_class: stopped by signal {signum} after {time.perf_counter() - t0:.1f} s of "
+                          f"grading; run again with --keep {a.keep} to resume", flush=True)
+                except OSError:
+                    pass
+                os._exit(124)
+            signal.signal(signal.SIGTERM, _cut)
+            signal.signal(signal.SIGINT, _cut)
         _, times = classgrade.autograde_class(tmp, ch, jobs=a.jobs, out=_Progress())
         t1 = t0 + times["grade_s"]  # grading ended; the gradebook was filled in batches meanwhile
         t2 = time.perf_counter()  # the gradebook complete and the summary printed
@@ -123,8 +139,11 @@ def main(argv=None) -> int:
                "collect_batches": len(times["batches"]),
                "collect_batch_s": round(sum(b["seconds"] for b in times["batches"]), 1),
                **({"grade_s_calls": calls,  # a call cut off shows as {"started": unix time}: its seconds are lost
-                   "grade_s_sum": round(sum(c for c in calls if isinstance(c, (int, float))), 1),
-                   "calls_cut_off": sum(isinstance(c, dict) for c in calls)} if calls else {}),
+                   "grade_s_sum": round(sum(c if isinstance(c, (int, float)) else c.get("cut_s", 0)
+                                            for c in calls), 1),
+                   "calls_cut_off": sum(isinstance(c, dict) for c in calls),
+                   "calls_cut_off_unmeasured": sum(isinstance(c, dict) and "cut_s" not in c for c in calls)}
+                if calls else {}),
                "unexpected": wrong,
                "unexpected_detail": {s: {g: [got.get(s, {}).get(g), want[s][g]] for g in want[s]
                                          if got.get(s, {}).get(g) != want[s][g]} for s in wrong[:40]}}
