@@ -455,3 +455,14 @@ def test_student_pack_ships_the_glossary_and_the_diagrams():
     for png in os.listdir(DIAGRAMS):
         if png.endswith(".png"):
             assert f"course/diagrams/{png}" in shipped, f"course/diagrams/{png}: commit it (the pack ships git files)"
+
+
+def test_ch06_cross_entropy_in_place_measured():
+    a, b = quoted("ch06_low_precision", r"measured ([\d.]+)% of copy at 2048 × 131 072 and ([\d.]+)% at "
+                  r"1024 × 262 144 on an H100")
+    sweep = load("benchmarks/gpu_2026-11-26_s8/sweeps/softmax_long_rows_sweep.json")
+    assert sweep["gpu"] == "NVIDIA H100 80GB HBM3"
+    got = {tuple(r["shape"]): r for r in sweep["records"]
+           if r["op"] == "cross_entropy" and r["impl"] == "ce-fast-default" and r["dtype"] == "bfloat16"}
+    assert round(got[(2048, 131072)]["pct"], 1) == a and round(got[(1024, 262144)]["pct"], 1) == b
+    assert all("error" not in r for r in got.values())
