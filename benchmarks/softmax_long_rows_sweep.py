@@ -1,7 +1,7 @@
 """GPU sweep for the long-row softmax candidates (kernels_ref/ch03_online_softmax/softmax_long_rows.py), against
-the fast path as it stands (softmax_split_rows.online_softmax_triton, "fast-default") and torch.softmax; and, where
-kernels_ref/ch06_low_precision/cross_entropy_long_rows.py exists, its cross-entropy candidates against
-cross_entropy_split.cross_entropy (the current fast reference, "ce-fast-default").
+the fast path as it stands (softmax_split_rows.online_softmax_triton, "fast-default") and torch.softmax; and
+cross_entropy_split.cross_entropy (the fast cross-entropy reference, "ce-fast-default") in place. The cross-entropy
+candidates swept beside it on an H100 (2026-11-26, BENCHMARKS.md) lost on both shapes and were removed.
 
     python benchmarks/softmax_long_rows_sweep.py OUT.json
     python benchmarks/softmax_long_rows_sweep.py --dry-run OUT.json   # CPU plumbing check: tiny shapes, fake times
@@ -36,10 +36,6 @@ from course import timing
 from kernels_ref.ch03_online_softmax import softmax_long_rows as lr
 from kernels_ref.ch03_online_softmax import softmax_split_rows as fast
 
-try:
-    from kernels_ref.ch06_low_precision import cross_entropy_long_rows as ce_lr
-except ImportError:  # the cross-entropy candidates are optional
-    ce_lr = None
 
 BUDGET_S = 175
 WATCHDOG_S = 45
@@ -253,10 +249,6 @@ def ce_shapes(sw):
                 return max(el, eg)
             return fn, check
 
-        for cfg in ce_lr.SWEEP.get((rows0, cols0), []):
-            fn, check = make(lambda *a, cfg=cfg: ce_lr.run_config(*a, cfg=cfg))
-            mib = lr.in_flight_bytes(x0, cfg, sw.sms) / 2**20
-            sw.time_one(dict(ident, impl="candidate", config=cfg, in_flight_mib=round(mib, 1)), fn, check, nbytes)
         fn, check = make(ce_fast.cross_entropy)
         sw.time_one(dict(ident, impl="ce-fast-default"), fn, check, nbytes)
         x0 = xx = xf = want_g = None
@@ -279,8 +271,7 @@ def main(argv):
     print(f"{sw.doc['gpu']} {sw.sms} SMs, L2 {sw.doc['l2_mib']:.0f} MiB, copy {sw.doc['copy_gbps']:.0f} GB/s",
           flush=True)
     softmax_shapes(sw)
-    if ce_lr is not None:
-        ce_shapes(sw)
+    ce_shapes(sw)
     sw.current = None
     sw.finish()
     print("best candidate per shape (baselines: % of copy):", flush=True)
