@@ -1,6 +1,8 @@
 """GPU sweep for Chapter 5's warp-per-row CUDA norms (issue 15 item 2): is the fixed RMSNorm fast reference
 (kernels_ref/ch05_fused_norms/rmsnorm_rows.cu) at >= 90% of copy at 65536 x 1024 bf16, and which of its variants
-is best, next to the kernel before the fix (benchmarks/norms_cuda_sweep_before.cu), layernorm_rows.cu and torch.
+is best, next to layernorm_rows.cu and torch. (The kernel before the fix, timed beside them in the seventh session's
+run at 67.0% of copy, was benchmarks/norms_cuda_sweep_before.cu until commit 4f7a298; its records stay in
+benchmarks/gpu_2026-11-26_s7/norms_sweep.json.)
 
     python benchmarks/norms_cuda_sweep.py OUT.json
 
@@ -19,11 +21,11 @@ the JSON is rewritten after each one:
     {"gpu", "copy_gbps", "records": [{"impl", "variant", "shape", "dtype", "grid", "defines", "registers",
                                       "spill_bytes", "ms", "gbps", "pct"} or {..., "error"}]}
 
-Reading it: "rmsnorm_rows" variant "default" is the file as committed; "before" is the kernel that gave 67.5%.
+Reading it: "rmsnorm_rows" variant "default" is the file as committed.
 "grid=groups" launches one block per group of rows a block takes (no block returns at once; rows wider than the
 warp path still get a block per row): how much the exercise's one-block-per-row launch costs. If a variant beats
 "default" by more than noise (a few %) at 65536 x 1024 without losing at the other shapes, put its defines as the
-file's defaults (and its ptxas numbers in the comment). "before" at 65536 x 1024 should repeat the report's 67.5%.
+file's defaults (and its ptxas numbers in the comment).
 """
 from __future__ import annotations
 
@@ -46,7 +48,6 @@ from course import timing  # noqa: E402
 from course.cuda import compile_cuda  # noqa: E402
 
 RMS = os.path.join(ROOT, "kernels_ref/ch05_fused_norms/rmsnorm_rows.cu")
-BEFORE = os.path.join(ROOT, "benchmarks/norms_cuda_sweep_before.cu")
 LN = os.path.join(ROOT, "kernels_ref/ch05_fused_norms/layernorm_rows.cu")
 RMS_SHAPES = [(65536, 1024), (32768, 2048), (65536, 1536), (16384, 4096)]  # most important first
 LN_SHAPES = [(65536, 1024), (32768, 2048)]
@@ -57,12 +58,10 @@ DEVICE = "cuda"  # a CPU dry run of this script (its logic only) patches this
 # group of rows a working block takes (16 for <= 1024 values with 2 rows a warp, else 8). Register counts from
 # nvcc 13.0 -arch=sm_90 without a GPU: default 80 (no spills); MIN_BLOCKS=1: 86; 2: 86; 4: 64 with 68 B of spills
 # (the 1-row 8-uint4 path); MAX_ROWS=1: 80; MAX_ROWS=1 MIN_BLOCKS=4: 64 + spills; WARP_VEC=4 MAX_ROWS=1: 57 (rows
-# over 1024 values then take the block path); before: 85.
+# over 1024 values then take the block path).
 RMS_VARIANTS = [
     ("default", RMS, {}, "rows"),
-    ("before", BEFORE, {}, "rows"),
     ("default, grid=groups", RMS, {}, "groups"),
-    ("before, grid=rows/8", BEFORE, {}, "groups8"),
     ("min_blocks=1", RMS, {"RMSR_MIN_BLOCKS": 1}, "rows"),
     ("min_blocks=2", RMS, {"RMSR_MIN_BLOCKS": 2}, "rows"),
     ("min_blocks=4", RMS, {"RMSR_MIN_BLOCKS": 4}, "rows"),
@@ -83,8 +82,6 @@ def grid_for(launch: str, rows: int, cols: int, defines: dict) -> int:
     vec = defines.get("RMSR_WARP_VEC", 8)
     if cols // 8 > 32 * vec:  # the block path: a block per row whatever the launch
         return rows
-    if launch == "groups8":
-        return (rows + 7) // 8
     two = defines.get("RMSR_MAX_ROWS", 2) >= 2 and cols // 8 <= 32 * vec // 2
     group = 16 if two else 8
     return (rows + group - 1) // group
