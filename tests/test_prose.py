@@ -466,3 +466,16 @@ def test_ch06_cross_entropy_in_place_measured():
            if r["op"] == "cross_entropy" and r["impl"] == "ce-fast-default" and r["dtype"] == "bfloat16"}
     assert round(got[(2048, 131072)]["pct"], 1) == a and round(got[(1024, 262144)]["pct"], 1) == b
     assert all("error" not in r for r in got.values())
+
+
+def test_ch03_split_rows_measured():
+    f32, bf16 = quoted("ch03_online_softmax", r"\): ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
+                       r"where Section 9's online kernels read about 64%\. The same run gave ([\d.]+)% for `bfloat16`")
+    rep = load("benchmarks/results/nvidia_h100_80gb_hbm3.json")
+    assert rep["gpu"] == "NVIDIA H100 80GB HBM3"
+    ours = {(tuple(r["shape"]), r["dtype"]): r["pct_copy"] for r in rep["records"]
+            if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
+    assert round(ours[((1024, 131072), "float32")], 1) == f32
+    assert round(ours[((2048, 131072), "bfloat16")], 1) == bf16
+    # "twice the 256 KiB register file ... (65 536 registers of 4 bytes)"; C = 16384 float32 over 128 threads
+    assert 131072 * 4 == 2 * 65536 * 4 and 16384 // 128 == 128 and 131072 // 16384 == 8

@@ -277,6 +277,29 @@ def welford_chan():
     return fig
 
 
+def _ticket_lanes(b, pass1, merge, pass2, pass2_scale, legend):
+    """The lower panel of split_rows and held_split: four programs of one row, each taking a ticket, reading its
+    columns (pass1), storing its partial and raising the row's counter, waiting, merging (merge) and writing
+    (pass2, pass2_scale times as long as pass 1)."""
+    starts = [0.0, 2.0, 4.0, 7.0]  # programs start at slightly different times (ticket order)
+    lengths = [40.0, 44.0, 37.0, 41.0]  # and their first passes take different times
+    done = max(s0 + 2 + n + 3 for s0, n in zip(starts, lengths))  # the last partial stored
+    for k, (s0, n) in enumerate(zip(starts, lengths)):
+        y = 15 - 4.2 * k
+        b.text(-2, y + 1.5, f"ticket {k}: columns\n[{k}C, {k + 1}C)", ha="right", va="center", fontsize=7)
+        _box(b, s0, y, 2, 3, "", fc=C[7])
+        _box(b, s0 + 2, y, n, 3, pass1, fc="#c6dbef", fs=7)
+        end1 = s0 + 2 + n
+        _box(b, end1, y, 3, 3, "", fc=C[1])
+        if done - (end1 + 3) > 0.5:
+            _box(b, end1 + 3, y, done - end1 - 3, 3, "wait" if done - end1 - 3 > 4 else "", fc="#f0f0f0", fs=7)
+        _box(b, done, y, 5, 3, merge, fc="#fdd0a2", fs=7)
+        _box(b, done + 5, y, n * pass2_scale, 3, pass2, fc="#c7e9c0", fs=7)
+    b.plot([done, done], [2.2, 18.6], ls="--", color=C[1], lw=1)
+    b.text(done + 1, 18.9, "counter = K: every partial stored", fontsize=7, color=C[1], va="bottom")
+    b.text(-16, -0.2, legend, fontsize=7, va="bottom")
+
+
 def split_rows():
     """Chapter 6: one program per row against K programs per row (a ticket, pass 1, partial and counter, wait,
     merge, pass 2); what each program holds between its two reads of a column."""
@@ -298,24 +321,38 @@ def split_rows():
     b.set_ylim(0, 22)
     b.text(-16, 21.5, "K programs per row (here K = 4): C = V/K columns between the two reads", fontsize=9,
            fontweight="bold", va="top")
-    starts = [0.0, 2.0, 4.0, 7.0]  # programs start at slightly different times (ticket order)
-    lengths = [40.0, 44.0, 37.0, 41.0]  # and their first passes take different times
-    done = max(s0 + 2 + n + 3 for s0, n in zip(starts, lengths))  # the last partial stored
-    for k, (s0, n) in enumerate(zip(starts, lengths)):
-        y = 15 - 4.2 * k
-        b.text(-2, y + 1.5, f"ticket {k}: columns\n[{k}C, {k + 1}C)", ha="right", va="center", fontsize=7)
-        _box(b, s0, y, 2, 3, "", fc=C[7])
-        _box(b, s0 + 2, y, n, 3, "pass 1 (HBM)", fc="#c6dbef", fs=7)
-        end1 = s0 + 2 + n
-        _box(b, end1, y, 3, 3, "", fc=C[1])
-        if done - (end1 + 3) > 0.5:
-            _box(b, end1 + 3, y, done - end1 - 3, 3, "wait" if done - end1 - 3 > 4 else "", fc="#f0f0f0", fs=7)
-        _box(b, done, y, 5, 3, "lse", fc="#fdd0a2", fs=7)
-        _box(b, done + 5, y, n * 0.8, 3, "pass 2 (L2) + gradient", fc="#c7e9c0", fs=7)
-    b.plot([done, done], [2.2, 18.6], ls="--", color=C[1], lw=1)
-    b.text(done + 1, 18.9, "counter = K: every partial stored", fontsize=7, color=C[1], va="bottom")
-    b.text(-16, -0.2, "grey: take a ticket (atomic add); orange: store the partial (m, d, sum x), then raise the "
-           "row's counter (release); lse: read the K partials (acquire) and merge them", fontsize=7, va="bottom")
+    _ticket_lanes(b, "pass 1 (HBM)", "lse", "pass 2 (L2) + gradient", 0.8,
+                  "grey: take a ticket (atomic add); orange: store the partial (m, d, sum x), then raise the "
+                  "row's counter (release); lse: read the K partials (acquire) and merge them")
+    fig.tight_layout()
+    return fig
+
+
+def held_split():
+    """Chapter 3: the online kernel reads a long row twice; K programs per row that keep their chunk in registers
+    through the wait read it once (load, partial (m, d), counter, wait, merge, write y from registers)."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 4.4), gridspec_kw={"height_ratios": [1, 2.2]})
+    for ax in axes:
+        ax.set_axis_off()
+        ax.set_xlim(-16, 100)
+    a = axes[0]
+    a.set_ylim(0, 10)
+    a.text(-16, 9.3, "one program per row (the online kernel): x read twice, y written once", fontsize=9,
+           fontweight="bold", va="top")
+    _box(a, 0, 2.5, 44, 4, "pass 1: read x, update (m, d)", fc="#c6dbef")
+    _box(a, 44, 2.5, 4, 4, "", fc="#fdd0a2", fs=7)
+    _box(a, 48, 2.5, 44, 4, "pass 2: read x again, write y", fc="#c7e9c0")
+    a.text(-2, 4.5, "program", ha="right", va="center", fontsize=8)
+    a.text(46, 0.6, "3 transfers per element where copy needs 2: at most 2/3 of copy", ha="center", fontsize=8,
+           color=C[3])
+    b = axes[1]
+    b.set_ylim(0, 22)
+    b.text(-16, 21.5, "K programs per row (4 drawn): each loads its C = N/K columns once and keeps them in registers",
+           fontsize=9, fontweight="bold", va="top")
+    _ticket_lanes(b, "load x once (HBM) into registers: chunk's (m, d)", "M, D", "write y", 0.5,
+                  "grey: take a ticket (atomic add); orange: store the chunk's (m, d), then raise the row's counter "
+                  "(release)\nM, D: read the K partials (acquire) and merge them (Section 3); then y = e^(x - M) / D "
+                  "from the registers: x is not read again")
     fig.tight_layout()
     return fig
 
@@ -551,7 +588,7 @@ def newton_reciprocal():
     return fig
 
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
-                                     online_softmax, flash_tiles, welford_chan, split_rows,
+                                     online_softmax, held_split, flash_tiles, welford_chan, split_rows,
                                      q526_split, q_pipeline, newton_reciprocal)}
 
 
