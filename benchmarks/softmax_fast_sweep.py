@@ -18,12 +18,10 @@ lists them) and copy its "config" dict into CONFIGS[dtype] at the entry whose wi
 A split config whose K = ceil(cols / chunk) exceeds the SM count is refused (error record), never launched; a
 watchdog writes the JSON and exits (code 3) if one call takes more than 60 s (a hang: the record says which).
 """
-import json
-import os
 import sys
-import threading
 import time
 
+import sweeplib
 import torch
 
 import course
@@ -65,45 +63,19 @@ CANDIDATES = [
 ]
 
 
-class Sweep:
+class Sweep(sweeplib.Sweep):
     def __init__(self, out_path):
-        self.out_path, self.t0, self.current = out_path, time.time(), None
         sms = torch.cuda.get_device_properties(0).multi_processor_count
-        self.doc = {"gpu": torch.cuda.get_device_name(), "sms": sms, "copy_gbps": None, "records": [], "best": {}}
-        self.last_progress = time.time()
-        threading.Thread(target=self._watchdog, daemon=True).start()
-
-    def _watchdog(self):
-        while True:
-            time.sleep(5)
-            if self.current is not None and time.time() - self.last_progress > 60:
-                self.doc["records"].append(dict(self.current, error="hung: no progress for 60 s (watchdog exit)"))
-                print(f"HUNG: {self.current}", flush=True)
-                self.write()
-                os._exit(3)
-
-    def write(self):
-        tmp = self.out_path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.doc, f, indent=1)
-        os.replace(tmp, self.out_path)
-
-    def record(self, r):
-        self.doc["records"].append(r)
-        print(json.dumps(r), flush=True)
-        self.write()
-        self.last_progress = time.time()
+        super().__init__(out_path, {"gpu": torch.cuda.get_device_name(), "sms": sms, "copy_gbps": None,
+                                    "records": [], "best": {}}, budget_s=BUDGET_S, watchdog_s=60, poll_s=5)
 
     def time_one(self, shape, dtype, impl, fn, x, y, want, config=None):
         rows, cols = shape
         r = {"shape": [rows, cols], "dtype": str(dtype).replace("torch.", ""), "impl": impl}
         if config is not None:
             r["config"] = config
-        self.current, self.last_progress = r, time.time()
-        if time.time() - self.t0 > BUDGET_S:
-            self.record(dict(r, error=f"skipped: past the {BUDGET_S} s budget"))
-            return
-        try:
+
+        def run():
             y.fill_(float("nan"))
             out = fn()
             out = y if out is None else out
@@ -112,12 +84,8 @@ class Sweep:
             tol = {torch.float32: 1e-5, torch.bfloat16: 2.0**-7, torch.float16: 2.0**-9}[dtype]
             if not err <= tol * max(1.0, want.abs().max().item()):  # NaN included
                 raise AssertionError(f"wrong output: max error {err:.3g}")
-            ms = timing.bench(fn)
-        except Exception as e:  # noqa: BLE001  (a config that cannot run or is wrong: recorded, the sweep goes on)
-            self.record(dict(r, error=f"{type(e).__name__}: {e}".splitlines()[0][:300]))
-            return
-        gbps = 2 * rows * cols * x.element_size() / (ms * 1e-3) / 1e9
-        self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
+            return timing.bench(fn), err
+        self.measure(r, run, 2 * rows * cols * x.element_size())
 
 
 def _liger():

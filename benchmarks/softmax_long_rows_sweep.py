@@ -23,12 +23,10 @@ between its two reads at once (compare with l2_mib). A compile failure or except
 sweep goes on; a call that makes no progress for WATCHDOG_S (a hang: programs waiting for each other) gets an
 error record, the JSON is written, and the process exits with code 3.
 """
-import json
-import os
 import sys
-import threading
 import time
 
+import sweeplib
 import torch
 
 import course
@@ -96,57 +94,24 @@ SOFTMAX = [
 CE_SHAPES = [(2048, 131072, torch.bfloat16), (1024, 262144, torch.bfloat16)]
 
 
-class Sweep:
+class Sweep(sweeplib.Sweep):
     def __init__(self, out_path):
-        self.out_path, self.t0, self.current = out_path, time.time(), None
         if DRY:
             self.sms, name, l2 = 4, "dry run (CPU, interpreter)", 0.0
         else:
             props = torch.cuda.get_device_properties(0)
             self.sms, name, l2 = props.multi_processor_count, torch.cuda.get_device_name(), props.L2_cache_size
-        self.doc = {"gpu": name, "sms": self.sms, "l2_mib": l2 / 2**20, "copy_gbps": None, "records": [], "best": {}}
-        self.last_progress = time.time()
-        threading.Thread(target=self._watchdog, daemon=True).start()
-
-    def _watchdog(self):
-        while True:
-            time.sleep(2)
-            if self.current is not None and time.time() - self.last_progress > WATCHDOG_S:
-                self.doc["records"].append(dict(self.current, error=f"hung: no progress for {WATCHDOG_S} s "
-                                                "(watchdog exit)"))
-                print(f"HUNG: {self.current}", flush=True)
-                self.finish()
-                os._exit(3)
-
-    def write(self):
-        tmp = self.out_path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.doc, f, indent=1)
-        os.replace(tmp, self.out_path)
-
-    def record(self, r):
-        self.doc["records"].append(r)
-        print(json.dumps(r), flush=True)
-        self.write()
-        self.last_progress = time.time()
+        super().__init__(out_path, {"gpu": name, "sms": self.sms, "l2_mib": l2 / 2**20, "copy_gbps": None,
+                                    "records": [], "best": {}}, budget_s=BUDGET_S, watchdog_s=WATCHDOG_S)
 
     def time_one(self, base, fn, check, nbytes):
         """base: the record's identity; check() runs fn once and returns the error (raises if wrong)."""
-        r = dict(base)
-        self.current, self.last_progress = r, time.time()
-        if time.time() - self.t0 > BUDGET_S:
-            self.record(dict(r, error=f"skipped: past the {BUDGET_S} s budget"))
-            return
-        try:
+        def run():
             for ws in lr._WORKSPACE.values():  # counters left by an earlier wrong config cannot leak into this one
                 ws.zero_()
             err = check()
-            ms = 1.0 if DRY else timing.bench(fn)
-        except Exception as e:  # noqa: BLE001  (a config that cannot compile, run or is wrong: recorded, go on)
-            self.record(dict(r, error=f"{type(e).__name__}: {e}".splitlines()[0][:300]))
-            return
-        gbps = nbytes / (ms * 1e-3) / 1e9
-        self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
+            return (1.0 if DRY else timing.bench(fn)), err
+        self.measure(dict(base), run, nbytes)
 
     def finish(self):
         best, base = {}, {}

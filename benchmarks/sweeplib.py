@@ -1,0 +1,60 @@
+"""What the GPU sweeps share (softmax_fast_sweep.py, softmax_long_rows_sweep.py): a JSON document rewritten after
+every record, a time budget past which the candidates left are recorded as skipped, and a watchdog that writes what
+it has and exits with code 3 when one call makes no progress (a hung GPU kernel cannot be cancelled from Python).
+
+    sw = Sweep(out_path, doc, budget_s=..., watchdog_s=...)   # doc: {"copy_gbps": ..., "records": [], ...}
+    sw.measure(record, run, nbytes)                           # run() -> (ms, err); raises if the output is wrong
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+
+class Sweep:
+    def __init__(self, out_path: str, doc: dict, budget_s: float, watchdog_s: float, poll_s: float = 2.0):
+        self.out_path, self.doc, self.budget_s, self.watchdog_s = out_path, doc, budget_s, watchdog_s
+        self.t0, self.current, self.last_progress = time.time(), None, time.time()
+        threading.Thread(target=self._watchdog, args=(poll_s,), daemon=True).start()
+
+    def _watchdog(self, poll_s):
+        while True:
+            time.sleep(poll_s)
+            if self.current is not None and time.time() - self.last_progress > self.watchdog_s:
+                self.doc["records"].append(dict(self.current, error=f"hung: no progress for {self.watchdog_s} s "
+                                                "(watchdog exit)"))
+                print(f"HUNG: {self.current}", flush=True)
+                self.finish()
+                os._exit(3)
+
+    def finish(self):
+        """Called once at the end (and by the watchdog): subclasses add their summary, then write."""
+        self.write()
+
+    def write(self):
+        tmp = self.out_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.doc, f, indent=1)
+        os.replace(tmp, self.out_path)
+
+    def record(self, r: dict):
+        self.doc["records"].append(r)
+        print(json.dumps(r), flush=True)
+        self.write()
+        self.last_progress = time.time()
+
+    def measure(self, r: dict, run, nbytes: int):
+        """Record r with run()'s time as GB/s and % of doc["copy_gbps"], or with the error that stopped it."""
+        self.current, self.last_progress = r, time.time()
+        if time.time() - self.t0 > self.budget_s:
+            self.record(dict(r, error=f"skipped: past the {self.budget_s} s budget"))
+            return
+        try:
+            ms, err = run()
+        except Exception as e:  # noqa: BLE001  (a config that cannot compile, run or is wrong: recorded, go on)
+            self.record(dict(r, error=f"{type(e).__name__}: {e}".splitlines()[0][:300]))
+            return
+        gbps = nbytes / (ms * 1e-3) / 1e9
+        self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
