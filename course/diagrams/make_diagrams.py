@@ -300,27 +300,33 @@ def _ticket_lanes(b, pass1, merge, pass2, pass2_scale, legend):
     b.text(-16, -0.2, legend, fontsize=7, va="bottom")
 
 
-def split_rows():
-    """Chapter 6: one program per row against K programs per row (a ticket, pass 1, partial and counter, wait,
-    merge, pass 2); what each program holds between its two reads of a column."""
+def _one_and_split(top_title, pass1, middle, pass2, bottom_title):
+    """The layout of split_rows and held_split: above, one program per row (pass 1, a middle box, pass 2); below,
+    the axes for _ticket_lanes. Returns (fig, upper axes, lower axes)."""
     fig, axes = plt.subplots(2, 1, figsize=(9, 4.4), gridspec_kw={"height_ratios": [1, 2.2]})
     for ax in axes:
         ax.set_axis_off()
         ax.set_xlim(-16, 100)
-    a = axes[0]
+    a, b = axes
     a.set_ylim(0, 10)
-    a.text(-16, 9.3, "one program per row: V columns between the two reads of a column", fontsize=9,
-           fontweight="bold", va="top")
-    _box(a, 0, 2.5, 44, 4, "pass 1: read all V columns (HBM)", fc="#c6dbef")
-    _box(a, 44, 2.5, 4, 4, "lse", fc="#fdd0a2", fs=7)
-    _box(a, 48, 2.5, 44, 4, "pass 2: read them again, write the gradient", fc="#c7e9c0")
+    a.text(-16, 9.3, top_title, fontsize=9, fontweight="bold", va="top")
+    _box(a, 0, 2.5, 44, 4, pass1, fc="#c6dbef")
+    _box(a, 44, 2.5, 4, 4, middle, fc="#fdd0a2", fs=7)
+    _box(a, 48, 2.5, 44, 4, pass2, fc="#c7e9c0")
     a.text(-2, 4.5, "program", ha="right", va="center", fontsize=8)
+    b.set_ylim(0, 22)
+    b.text(-16, 21.5, bottom_title, fontsize=9, fontweight="bold", va="top")
+    return fig, a, b
+
+
+def split_rows():
+    """Chapter 6: one program per row against K programs per row (a ticket, pass 1, partial and counter, wait,
+    merge, pass 2); what each program holds between its two reads of a column."""
+    fig, a, b = _one_and_split("one program per row: V columns between the two reads of a column",
+                               "pass 1: read all V columns (HBM)", "lse", "pass 2: read them again, write the gradient",
+                               "K programs per row (here K = 4): C = V/K columns between the two reads")
     _arrow(a, (2, 1.5), (50, 1.5), color=C[3], style="<->")
     a.text(26, 0.2, "a whole row waits in L2 for its second read", ha="center", fontsize=8, color=C[3])
-    b = axes[1]
-    b.set_ylim(0, 22)
-    b.text(-16, 21.5, "K programs per row (here K = 4): C = V/K columns between the two reads", fontsize=9,
-           fontweight="bold", va="top")
     _ticket_lanes(b, "pass 1 (HBM)", "lse", "pass 2 (L2) + gradient", 0.8,
                   "grey: take a ticket (atomic add); orange: store the partial (m, d, sum x), then raise the "
                   "row's counter (release); lse: read the K partials (acquire) and merge them")
@@ -331,24 +337,12 @@ def split_rows():
 def held_split():
     """Chapter 3: the online kernel reads a long row twice; K programs per row that keep their chunk in registers
     through the wait read it once (load, partial (m, d), counter, wait, merge, write y from registers)."""
-    fig, axes = plt.subplots(2, 1, figsize=(9, 4.4), gridspec_kw={"height_ratios": [1, 2.2]})
-    for ax in axes:
-        ax.set_axis_off()
-        ax.set_xlim(-16, 100)
-    a = axes[0]
-    a.set_ylim(0, 10)
-    a.text(-16, 9.3, "one program per row (the online kernel): x read twice, y written once", fontsize=9,
-           fontweight="bold", va="top")
-    _box(a, 0, 2.5, 44, 4, "pass 1: read x, update (m, d)", fc="#c6dbef")
-    _box(a, 44, 2.5, 4, 4, "", fc="#fdd0a2", fs=7)
-    _box(a, 48, 2.5, 44, 4, "pass 2: read x again, write y", fc="#c7e9c0")
-    a.text(-2, 4.5, "program", ha="right", va="center", fontsize=8)
+    fig, a, b = _one_and_split("one program per row (the online kernel): x read twice, y written once",
+                               "pass 1: read x, update (m, d)", "", "pass 2: read x again, write y",
+                               "K programs per row (4 drawn): each loads its C = N/K columns once and keeps them in "
+                               "registers")
     a.text(46, 0.6, "3 transfers per element where copy needs 2: at most 2/3 of copy", ha="center", fontsize=8,
            color=C[3])
-    b = axes[1]
-    b.set_ylim(0, 22)
-    b.text(-16, 21.5, "K programs per row (4 drawn): each loads its C = N/K columns once and keeps them in registers",
-           fontsize=9, fontweight="bold", va="top")
     _ticket_lanes(b, "load x once (HBM) into registers: chunk's (m, d)", "M, D", "write y", 0.5,
                   "grey: take a ticket (atomic add); orange: store the chunk's (m, d), then raise the row's counter "
                   "(release)\nM, D: read the K partials (acquire) and merge them (Section 3); then y = e^(x - M) / D "
