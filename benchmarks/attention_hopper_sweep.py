@@ -93,14 +93,15 @@ class Hung(Exception):
 def watched(fn, seconds):
     """fn() in a daemon thread; its result, its exception re-raised, or Hung after `seconds`."""
     box = {}
+    dev = torch.cuda.current_device() if torch.cuda.is_available() else None  # the caller's: per thread in CUDA
 
     def target():
         try:
             # A new thread has no current CUDA context until torch makes one current; Triton's host
             # TensorDescriptor (tma=1) calls the driver directly, and failed in the first sweep (H100,
             # 2026-11-26, eighth session) with "Failed to create tensor map descriptor: invalid device context".
-            if torch.cuda.is_available():
-                torch.cuda.set_device(torch.cuda.current_device())
+            if dev is not None:
+                torch.cuda.set_device(dev)
                 torch.cuda.synchronize()  # a runtime call that needs the context binds the primary one here
             box["value"] = fn()
         except BaseException as e:  # noqa: BLE001

@@ -15,8 +15,9 @@ must lose).
 it stopped (as `flashcourse autograde` does: finished submissions are kept). Each call's grading seconds
 are appended to DIR/calls.json, so a class graded over several calls (a device call has a time limit)
 reports the sum. A call stopped by SIGTERM or SIGINT (`timeout`, a scheduler) writes the seconds it graded
-({"started", "cut_s"}: its submissions finished so far are kept, the one in flight is graded again) and exits
-with 124; a call killed outright leaves only its start time there, and the sum says how many were.
+({"started", "cut_s"}: the submissions finished so far are kept, those in flight are graded again) and exits
+with 124 (SIGTERM) or 130 (SIGINT); a call killed outright leaves only its start time there, and the sum says how
+many were.
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ def main(argv=None) -> int:
         if not resume:
             open(built, "w").close()
         t0 = time.perf_counter()
-        log = os.path.join(tmp, "calls.json")  # each call's grading seconds; a call cut off keeps its start
+        log = os.path.join(tmp, "calls.json")  # each call's grading seconds; a call cut off: its start (+ cut_s)
         calls = json.load(open(log)) if a.keep and os.path.exists(log) else []
         if a.keep:
             started = time.time()
@@ -116,15 +117,18 @@ def main(argv=None) -> int:
             def _cut(signum, frame):  # record what this call graded, then stop (workers are this group's)
                 with open(log, "w") as f:
                     json.dump(calls + [{"started": started, "cut_s": round(time.perf_counter() - t0, 1)}], f)
-                try:  # the pipe to tee may be gone already
-                    print(f"grade_class: stopped by signal {signum} after {time.perf_counter() - t0:.1f} s of "
-                          f"grading; run again with --keep {a.keep} to resume", flush=True)
+                try:  # the pipe to tee may be gone, or the main thread inside a write to it: raw write, errors ignored
+                    os.write(2, f"grade_class: stopped by signal {signum} after {time.perf_counter() - t0:.1f} s of "
+                                f"grading; run again with --keep {a.keep} to resume\n".encode())
                 except OSError:
                     pass
-                os._exit(124)
+                os._exit(124 if signum == signal.SIGTERM else 130)
             signal.signal(signal.SIGTERM, _cut)
             signal.signal(signal.SIGINT, _cut)
         _, times = classgrade.autograde_class(tmp, ch, jobs=a.jobs, out=_Progress())
+        if a.keep:  # graded: a signal from here on must not record this call a second time as cut off
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         t1 = t0 + times["grade_s"]  # grading ended; the gradebook was filled in batches meanwhile
         t2 = time.perf_counter()  # the gradebook complete and the summary printed
         got = _scores(tmp, ch)
@@ -138,7 +142,7 @@ def main(argv=None) -> int:
                "collect_s": times["collect_s"], "total_s": round(t2 - t0, 1), "gradebook_rows": len(got),
                "collect_batches": len(times["batches"]),
                "collect_batch_s": round(sum(b["seconds"] for b in times["batches"]), 1),
-               **({"grade_s_calls": calls,  # a call cut off shows as {"started": unix time}: its seconds are lost
+               **({"grade_s_calls": calls,  # a call cut off: {"started", "cut_s"}; killed outright: no cut_s
                    "grade_s_sum": round(sum(c if isinstance(c, (int, float)) else c.get("cut_s", 0)
                                             for c in calls), 1),
                    "calls_cut_off": sum(isinstance(c, dict) for c in calls),

@@ -43,7 +43,7 @@ def load(rel: str):
 def quoted(chapter: str, pattern: str) -> list[float]:
     m = re.search(pattern, flat(chapter))
     assert m, f"{chapter}: the text no longer says {pattern!r}; update tests/test_prose.py with it"
-    return [float(g.replace(" ", "")) for g in m.groups()]
+    return [float(g.replace(" ", "").replace("\\,", "")) for g in m.groups()]
 
 
 # ---------------------------------------------------------------- students have only the course
@@ -477,8 +477,15 @@ def test_ch03_split_rows_measured():
             if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
     assert round(ours[((1024, 131072), "float32")], 1) == f32
     assert round(ours[((2048, 131072), "bfloat16")], 1) == bf16
-    # "twice the 256 KiB register file ... (65 536 registers of 4 bytes)"; C = 16384 float32 over 128 threads
-    assert 131072 * 4 == 2 * 65536 * 4 and 16384 // 128 == 128 and 131072 // 16384 == 8
+    cols, row_kib, rf_kib, regs = quoted("ch03_online_softmax", r"One program cannot keep it: a ([\d ]+)-column "
+                                          r"`float32` row is (\d+) KiB, twice the (\d+) KiB .{0,120}?\(([\d ]+) "
+                                          r"registers of 4 bytes\)")
+    chunk, chunk_kib, per_thread, threads, warps, k = quoted(
+        "ch03_online_softmax", r"With \$C = ([\d\\,]+)\$ \((\d+) KiB of `float32`: (\d+) values in each of the "
+        r"(\d+) threads of a (\d+)-warp program\) a 131 072-column row has \$K = (\d+)\$ chunks")
+    assert cols * 4 == row_kib * 1024 == 2 * rf_kib * 1024 and regs * 4 == rf_kib * 1024
+    assert chunk * 4 == chunk_kib * 1024 and per_thread * threads == chunk and threads == 32 * warps
+    assert cols / chunk == k
 
 
 def test_one_warp_bar_claim_matches_the_class_logs():

@@ -338,7 +338,7 @@ def held_split():
     """Chapter 3: the online kernel reads a long row twice; K programs per row that keep their chunk in registers
     through the wait read it once (load, partial (m, d), counter, wait, merge, write y from registers)."""
     fig, a, b = _one_and_split("one program per row (the online kernel): x read twice, y written once",
-                               "pass 1: read x, update (m, d)", "", "pass 2: read x again, write y",
+                               "pass 1: read x, update (m, d)", "M, D", "pass 2: read x again, write y",
                                "K programs per row (4 drawn): each loads its C = N/K columns once and keeps them in "
                                "registers")
     a.text(46, 0.6, "3 transfers per element where copy needs 2: at most 2/3 of copy", ha="center", fontsize=8,
