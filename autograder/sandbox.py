@@ -377,21 +377,39 @@ def capabilities() -> dict:
 _SYSCALLS = {
     "x86_64": {"audit": 0xC000003E, "setsid": 112, "setpgid": 109, "seccomp": 317, "ptrace": 101,
                "io_uring_setup": 425, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
-               "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424},
+               "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424, "timer_create": 222, "mq_notify": 244,
+               "fcntl": 72, "prctl": 157, "clone": 56, "clone3": 435},
     "aarch64": {"audit": 0xC00000B7, "setsid": 157, "setpgid": 154, "seccomp": 277, "ptrace": 117,
                 "io_uring_setup": 425, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
-                "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424},
+                "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424, "timer_create": 107, "mq_notify": 184,
+                "fcntl": 25, "prctl": 167, "clone": 220, "clone3": 435},
 }
 # the argument that is the signal number, per call that sends one
 _SIGNAL_ARG = {"kill": 1, "tkill": 1, "tgkill": 2, "rt_sigqueueinfo": 1, "rt_tgsigqueueinfo": 2,
                "pidfd_send_signal": 1}
 _REFUSED = ("setsid", "setpgid", "ptrace", "io_uring_setup")
+# Calls that name a signal the KERNEL sends later, on the process's behalf, whether or not any process of the runner
+# runs then: a stopped runner would be continued by its own earlier request for a SIGCONT (the filter above only
+# sees the calls that send one now). A reviewer's attack (autograder/submissions/ch01_softmax/
+# attack_background_sigcont.py) had a POSIX timer send SIGCONT every few ms to a child with a SIGCONT handler:
+# the child ran on (state R) while the judge believed it stopped. So:
+#   timer_create, mq_notify: only with no sigevent (NULL: the default SIGALRM; a non-NULL one is a pointer the
+#       filter cannot read, so it is refused). glibc's timer_create always passes one (it fills in SIGALRM for
+#       NULL): POSIX timers are refused altogether, and no library of the venv imports timer_create or mq_notify
+#       (nm -D, checked when this was written); setitimer/alarm, sleeps and timeouts are other calls;
+#   fcntl(F_SETSIG, SIGCONT): the signal of O_ASYNC I/O, leases and dnotify, raised by the judge's or another
+#       runner's I/O;  prctl(PR_SET_PDEATHSIG, SIGCONT);  clone with SIGCONT as the exit signal (the low byte
+#       of its flags) sent to the parent when a child dies (a stopped child still dies of SIGKILL or SIGALRM);
+#   clone3: its exit signal is in a struct the filter cannot read: ENOSYS, so that glibc falls back to clone
+#       (as it does under Docker's default profile).
+_F_SETSIG, _PR_SET_PDEATHSIG, _ENOSYS = 10, 1, 38
 _CONFINE = "FLASHCOURSE_CONFINE"  # =0: runners may leave their process group (the judge then looks for them)
 
 
 def _group_filter(arch: dict) -> list[tuple[int, int, int, int]]:
     """The seccomp program (classic BPF, instructions (code, jt, jf, k)): wrong ABI -> kill the process; setsid,
-    setpgid, ptrace, io_uring_setup -> EPERM; a call that sends SIGCONT -> EPERM; everything else allowed.
+    setpgid, ptrace, io_uring_setup -> EPERM; a call that sends SIGCONT, or has the kernel send it later (see
+    _F_SETSIG) -> EPERM; clone3 -> ENOSYS; everything else allowed.
     The signal is compared on the argument's low 32 bits, which is what the kernel takes (an int), whatever the
     high ones hold (little-endian: the low word of args[i] is at offset 16 + 8 i of seccomp_data)."""
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
@@ -399,12 +417,25 @@ def _group_filter(arch: dict) -> list[tuple[int, int, int, int]]:
     code: list = [("ins", ld, 4), ("jeq", arch["audit"], None, "KILL"), ("ins", ld, 0)]
     if arch["audit"] == 0xC000003E:
         code.append(("jge", 0x40000000, "KILL", None))
+    cont = int(signal.SIGCONT)
     code += [("jeq", arch[name], "REFUSE", None) for name in _REFUSED]
     code += [("jeq", arch[name], f"SIG_{name}", None) for name in _SIGNAL_ARG]
+    code += [("jeq", arch[name], f"NULL_{name}", None) for name in ("timer_create", "mq_notify")]
+    code += [("jeq", arch["fcntl"], "FCNTL", None), ("jeq", arch["prctl"], "PRCTL", None),
+             ("jeq", arch["clone"], "CLONE", None), ("jeq", arch["clone3"], "NOSYS", None)]
     code.append(("ret", allow))
     for name, i in _SIGNAL_ARG.items():
-        code += [("label", f"SIG_{name}"), ("ins", ld, 16 + 8 * i), ("jeq", int(signal.SIGCONT), "REFUSE", None),
+        code += [("label", f"SIG_{name}"), ("ins", ld, 16 + 8 * i), ("jeq", cont, "REFUSE", None),
                  ("ret", allow)]
+    for name in ("timer_create", "mq_notify"):  # args[1], the sigevent pointer: both words 0, or refused
+        code += [("label", f"NULL_{name}"), ("ins", ld, 24), ("jeq", 0, None, "REFUSE"), ("ins", ld, 28),
+                 ("jeq", 0, None, "REFUSE"), ("ret", allow)]
+    code += [("label", "FCNTL"), ("ins", ld, 24), ("jeq", _F_SETSIG, None, "ALLOW"), ("ins", ld, 32),
+             ("jeq", cont, "REFUSE", "ALLOW"),
+             ("label", "PRCTL"), ("ins", ld, 16), ("jeq", _PR_SET_PDEATHSIG, None, "ALLOW"), ("ins", ld, 24),
+             ("jeq", cont, "REFUSE", "ALLOW"),
+             ("label", "CLONE"), ("ins", ld, 16), ("and", 0xFF), ("jeq", cont, "REFUSE", "ALLOW"),
+             ("label", "NOSYS"), ("ret", 0x00050000 | _ENOSYS), ("label", "ALLOW"), ("ret", allow)]
     code += [("label", "REFUSE"), ("ret", refuse), ("label", "KILL"), ("ret", kill)]
     at, n = {}, 0
     for c in code:  # label -> instruction index
@@ -420,6 +451,8 @@ def _group_filter(arch: dict) -> list[tuple[int, int, int, int]]:
             prog.append((c[1], 0, 0, c[2]))
         elif c[0] == "ret":
             prog.append((ret, 0, 0, c[1]))
+        elif c[0] == "and":
+            prog.append((0x54, 0, 0, c[1]))  # BPF_ALU|BPF_AND|BPF_K: A &= k
         else:  # a jump: offsets count from the next instruction; None = fall through
             off = [0 if t is None else at[t] - (n + 1) for t in c[2:4]]
             assert all(0 <= o < 256 for o in off), (c, off)
@@ -465,7 +498,7 @@ def confine_to_group() -> tuple[bool, str]:
             return False, f"seccomp: {os.strerror(err) if rc < 0 else f'thread {rc} could not take the filter'}"
     except (OSError, AttributeError) as e:
         return False, f"seccomp: {e}"
-    return True, "setsid, setpgid, SIGCONT, ptrace and io_uring refused (seccomp)"
+    return True, "setsid, setpgid, SIGCONT (sent or scheduled), ptrace and io_uring refused (seccomp)"
 
 
 def main(argv: list[str]) -> int:

@@ -221,7 +221,9 @@ def test_a_runner_cannot_continue_itself():
 
 def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_path):
     """In a child process that installs the filter: SIGCONT refused through every call that sends a signal
-    (also with high bits set in the argument, which the kernel truncates to an int), other signals allowed."""
+    (also with high bits set in the argument, which the kernel truncates to an int) or has the kernel send one
+    later (a timer's or a message queue's sigevent, F_SETSIG, PR_SET_PDEATHSIG, a clone's exit signal), other
+    signals allowed; clone3 answers ENOSYS."""
     import subprocess
     import sys
     script = textwrap.dedent("""
@@ -238,6 +240,8 @@ def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_pa
         arch = sandbox._SYSCALLS[__import__("platform").machine()]
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
+        ev, tid = (ctypes.c_int * 16)(0, 0, int(signal.SIGCONT), 0), ctypes.c_long()  # a sigevent: SIGEV_SIGNAL
+        r, _ = os.pipe()
         def call(name, *args):
             r = libc.syscall(ctypes.c_long(arch[name]), *[ctypes.c_long(a) for a in args])
             return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
@@ -246,7 +250,14 @@ def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_pa
                "rt_sigqueueinfo CONT": call("rt_sigqueueinfo", child, 18, 0),
                "ptrace": call("ptrace", 16, child, 0, 0), "io_uring_setup": call("io_uring_setup", 1, 0),
                "setsid": call("setsid"), "setpgid": call("setpgid", 0, 0),
-               "kill 0": call("kill", child, 0), "kill STOP": call("kill", child, 19)}
+               "timer_create sigevent": call("timer_create", 1, ctypes.addressof(ev), ctypes.addressof(tid)),
+               "mq_notify sigevent": call("mq_notify", 3, ctypes.addressof(ev)),
+               "fcntl F_SETSIG CONT": call("fcntl", r, 10, 18), "prctl PDEATHSIG CONT": call("prctl", 1, 18),
+               "clone exit CONT": call("clone", 18, 0, 0, 0, 0),
+               "kill 0": call("kill", child, 0), "kill STOP": call("kill", child, 19),
+               "timer_create NULL": call("timer_create", 1, 0, ctypes.addressof(tid)),
+               "fcntl F_SETSIG IO": call("fcntl", r, 10, 29), "prctl PDEATHSIG KILL": call("prctl", 1, 9),
+               "clone3": call("clone3", 0, 0)}
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         print(out)
@@ -257,6 +268,63 @@ def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_pa
     if r.stdout.startswith("SKIP"):
         pytest.skip(r.stdout)
     got = eval(r.stdout)  # noqa: S307  (our own child's dict of strings)
-    refused = {k: v for k, v in got.items() if k not in ("kill 0", "kill STOP")}
+    allowed = ("kill 0", "kill STOP", "timer_create NULL", "fcntl F_SETSIG IO", "prctl PDEATHSIG KILL")
+    refused = {k: v for k, v in got.items() if k not in allowed + ("clone3",)}
     assert set(refused.values()) == {"Operation not permitted"}, got
-    assert got["kill 0"] == "ok" and got["kill STOP"] == "ok", got
+    assert all(got[k] == "ok" for k in allowed), got
+    assert got["clone3"] == "Function not implemented", got  # glibc then falls back to clone
+
+
+# A SIGCONT the kernel sends later, on the runner's own earlier request, without any of its processes running: a POSIX
+# timer that sends SIGCONT every 2 ms to a child that handles SIGCONT (handled, the signal is delivered, and a
+# delivered SIGCONT continues a stopped process). Before the filter refused timer_create with a sigevent the child
+# ran on between requests (state R while the judge believed it stopped; autograder/submissions/ch01_softmax/
+# attack_background_sigcont.py).
+TIMER = Cell("python", textwrap.dedent("""
+    import ctypes, os, signal, time
+
+    class _Ev(ctypes.Structure):  # struct sigevent: value, signo, notify (SIGEV_SIGNAL = 0), padding
+        _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int), ("notify", ctypes.c_int),
+                    ("pad", ctypes.c_byte * 48)]
+
+    if os.fork() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        signal.signal(signal.SIGCONT, lambda *a: None)
+        timer, ev = ctypes.c_void_p(), _Ev(None, int(signal.SIGCONT), 0)
+        if libc.timer_create(1, ctypes.byref(ev), ctypes.byref(timer)) == 0:
+            libc.timer_settime(timer, 0, (ctypes.c_long * 4)(0, 2_000_000, 0, 2_000_000), None)
+            said = "armed"
+        else:
+            said = os.strerror(ctypes.get_errno())
+        with open("timer.txt", "w") as f:
+            f.write(said)
+        while True:
+            with open("timed.txt", "a") as f:
+                f.write("x")
+            time.sleep(0.001)
+
+    def safe_softmax(x):
+        time.sleep(0.05)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+"""), "safe_softmax")
+
+
+def test_a_runner_cannot_have_the_kernel_continue_it_later():
+    with Session([TIMER]) as s:
+        for _ in range(10):
+            assert s.check("ch01.safe_softmax", "correctness").passed
+            if os.path.exists(os.path.join(s.proc.dir, "timed.txt")):
+                break
+        home = s.proc.dir
+        if not s.proc.confined:
+            pytest.skip(f"no seccomp filter here ({sandbox.confine_to_group.__name__} unavailable)")
+        with open(os.path.join(home, "timer.txt")) as f:
+            assert f.read() == "Operation not permitted", "a timer that sends SIGCONT was armed"
+        for _ in range(4):  # each idle period: nothing of the runner runs
+            time.sleep(0.1)
+            before = os.path.getsize(os.path.join(home, "timed.txt"))
+            time.sleep(0.5)
+            after = os.path.getsize(os.path.join(home, "timed.txt"))
+            assert before == after, f"the runner was continued while the judge was idle: {before} -> {after}"
+            assert s.check("ch01.safe_softmax", "correctness").passed
