@@ -335,6 +335,7 @@ class _Process:
         self.confined = False  # its processes cannot leave its process group (it said so before any student code)
         self.frozen = False
         self.escaped: dict[int, int | None] = {}  # pid -> pidfd of a process of it found outside its group
+        self.channel: frozenset | None = None  # (pid, fd) of its descriptors on the reply pipe before student code
 
     # -- a runner runs only while its judge waits for its answer (see FREEZE) --
     def freeze(self) -> None:
@@ -351,6 +352,65 @@ class _Process:
         if self.frozen:
             self.frozen = False
             self._signal(signal.SIGCONT)
+
+    # -- the reply channel is the worker's: code of the submission (the same process) must not take it --
+    # A reviewer's attack (autograder/submissions/ch01_softmax/attack_forged_reply.py) kept a copy of the worker's
+    # reply descriptor, put /dev/null in its place and answered every request itself, audit clean, while the worker's
+    # own answers (with the audit's finding: torch.softmax in a Triton wrapper) went nowhere: full marks. The judge
+    # verifies every output itself, so a forged answer cannot make a wrong output pass; but the audit is a fact the
+    # runner reports. After each answer, the runner stopped, the judge reads its processes' descriptor tables
+    # (/proc/PID/fd) and wants the reply pipe still held by the descriptors it had before any student code ran
+    # (the worker's), and under their numbers only (a child forked by the submission inherits one under the same
+    # number: allowed; a dup() is another number); and bytes left in the reply pipe before a request mean a message
+    # nobody asked for; every answer names the request it answers (one written before the worker's own answer,
+    # which then follows it, is caught at the next request: its number is the earlier request's).
+    # This is a bar, not a proof: code in the worker's process that intercepts the worker's answer and edits it
+    # before it is sent, leaving the descriptors as they were, is not seen (the audit runs in the runner's process:
+    # what that process reports about itself can be forged; outputs, in the judge's buffers, and the judge's
+    # clock cannot).
+    def channel_holders(self) -> set | None:
+        """(pid, fd) of every descriptor on the reply pipe held by a process of this runner (its group, and those
+        found outside it), or None where this judge may not read their descriptor tables (ptrace access)."""
+        link = f"pipe:[{os.fstat(self.rep).st_ino}]"
+        pids = [pid for pid, (_, pgid, _, _) in _processes().items() if pgid == self.proc.pid] + list(self.escaped)
+        held = set()
+        for pid in pids:
+            try:
+                names = os.listdir(f"/proc/{pid}/fd")
+            except FileNotFoundError:
+                continue
+            except PermissionError:
+                return None
+            for name in names:
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{name}") == link:
+                        held.add((pid, int(name)))
+                except (OSError, ValueError):
+                    continue
+        return held
+
+    def check_channel(self) -> None:
+        """Raise RunnerGone if the reply channel is no longer the worker's alone (see above)."""
+        if self.channel is None:
+            return
+        held = self.channel_holders()
+        if held is not None and not (self.channel <= held
+                                     and {fd for _, fd in held} <= {fd for _, fd in self.channel}):
+            raise RunnerGone("your code took the grader's reply channel (a copy of its descriptor, or another "
+                             "file in its place): a submission may not answer the judge for the grader; this check "
+                             "fails")
+
+    def unasked(self) -> int:
+        """Bytes waiting in the reply pipe (none between requests: one answer per request)."""
+        import array
+        import fcntl
+        import termios
+        buf = array.array("i", [0])
+        try:
+            fcntl.ioctl(self.rep, termios.FIONREAD, buf)
+        except OSError:
+            return 0
+        return buf[0]
 
     def _gone(self) -> bool:
         return self.proc.gone if isinstance(self.proc, _Forked) else self.proc.poll() is not None
@@ -505,6 +565,10 @@ def _processes(pids=None) -> dict[int, tuple[int, int, int, int]]:
 FREEZE = True
 
 
+UNASKED = ("the grader's process sent an answer nobody asked for (your code wrote to the grader's reply channel?): "
+           "a submission may not answer the judge for the grader; this check fails")
+
+
 class Session:
     """One submission, one warm runner, any number of checks (each decided by the judge here)."""
 
@@ -535,6 +599,9 @@ class Session:
                     msg = p.receive(min(limit, overall - time.monotonic()))
                     if "confined" in msg and "loaded" not in msg:  # said before any cell ran (later: ignored)
                         p.confined = current is None and msg.get("confined") is True
+                        if current is None:  # no student code has run yet: the worker's descriptor alone
+                            held = p.channel_holders()
+                            p.channel = frozenset(held) if held else None
                         continue
                     if "cell" in msg and "loaded" not in msg:
                         cell = msg["cell"]
@@ -637,6 +704,8 @@ class Session:
             self.sent = max(self.sent, wire.nbytes(msg["inputs"]))
         if p.arena is not None:  # buffers in the arena are claimed afresh by each answer
             p.arena = (p.arena[0], [])
+        if p.unasked():  # an answer more than the requests asked for: written by something else than the worker
+            raise RunnerGone(UNASKED)
         p.thaw()
         returned = None
         try:
@@ -656,6 +725,10 @@ class Session:
             raise TimeoutError from None
         finally:
             p.freeze()  # answered (or out of time): it does nothing more until the next request
+        if reply.get("n") != self.n:  # an answer to an earlier request: one more was written than the worker's
+            raise RunnerGone(UNASKED)
+        if op not in ("bench_go", "ping"):  # (not inside the judge's clock of a timed batch)
+            p.check_channel()
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files
             _Lending.say(str(reply.get("message", ""))[:300])

@@ -250,6 +250,7 @@ def serve(req_fd: int, reply_fd: int) -> int:
             if _cuda_lost():
                 reply["fatal"] = True
         sys.stdout.flush()
+        reply["n"] = req.get("n")  # the request it answers: the judge takes no answer to another (runner.request)
         wire.send(reply_fd, reply)
         if reply.get("fatal"):
             return 3  # a lost CUDA context fails every later call: the judge starts a fresh runner

@@ -516,3 +516,54 @@ def test_gpu_buffers_are_lent_by_cuda_ipc_and_an_address_cache_gains_nothing():
         assert s.check("ch01.softmax_triton", "correctness").passed
         r = s.check("ch01.softmax_triton", "correctness")
         assert not r.passed, r.message
+
+
+# Answering the judge for the worker (autograder/submissions/ch01_softmax/attack_forged_reply.py): the wrapper has no
+# kernel (the audit's finding) and writes its own answer, audit clean, into the worker's reply channel.
+FORGE = """
+    import os, sys
+    _CHANNEL = []
+
+    def _forge(y, take):
+        from autograder import wire, worker
+        seen, f = {}, sys._getframe()
+        while f is not None:  # the worker's variables: its reply fd, the request, its outputs
+            for k in ("reply_fd", "req", "directory", "outs"):
+                if k in f.f_locals and k not in seen:
+                    seen[k] = f.f_locals[k]
+            f = f.f_back
+        if not _CHANNEL:
+            if take:  # a copy for itself, /dev/null for the worker (whose answers carry the finding)
+                _CHANNEL.append(os.dup(seen["reply_fd"]))
+                os.dup2(os.open(os.devnull, os.O_WRONLY), seen["reply_fd"])
+            else:  # the worker's own descriptor: its answer follows the forged one
+                _CHANNEL.append(seen["reply_fd"])
+        tag, made = f"r{seen['req'].get('n', 0)}_f", seen["outs"].made
+        guards = [{"buf": wire.encode(b, seen["directory"], f"{tag}g{i}_"), "n": n, "canary": c}
+                  for i, (b, n, c) in enumerate(made)]
+        out = wire.encode(y, seen["directory"], tag + "o", known=worker._middle_of(made))
+        wire.send(_CHANNEL[0], {"ok": True, "audit": None, "guards": guards, "out": out,
+                                "n": seen["req"].get("n")})  # the request it answers, as the worker's
+
+    def softmax_triton(x, y):
+        y.copy_(_numpy_softmax(x))
+        _forge(y, TAKE)
+"""
+
+
+@pytest.mark.parametrize("take", [True, False])
+def test_a_forged_answer_in_the_reply_channel_fails_its_check(monkeypatch, take):
+    forger = _cell(NUMPY_SOFTMAX + FORGE.replace("TAKE", str(take)), "softmax_triton")
+    with Session([GOOD, forger]) as s:
+        first = s.check("ch01.softmax_triton", "correctness")
+        again = s.check("ch01.softmax_triton", "hidden")
+        good = s.check("ch01.safe_softmax", "correctness")
+    assert not first.passed and not again.passed, (first.message, again.message)
+    said = "took the grader's reply channel" if take else "an answer nobody asked for"
+    assert said in first.message or said in again.message, (first.message, again.message)
+    assert good.passed, good.message  # the other exercises of the notebook keep their points
+    if take:  # what the check prevents: without it, the forged answers passed (the audit's finding never came)
+        monkeypatch.setattr(runner._Process, "check_channel", lambda self: None)
+        with Session([GOOD, forger]) as s:
+            cheat = s.check("ch01.softmax_triton", "correctness")
+        assert cheat.passed, cheat.message

@@ -27,6 +27,9 @@ class FakeProc:
     def freeze(self):
         pass
 
+    def unasked(self):  # bytes left in the reply pipe before a request
+        return 0
+
     def receive(self, timeout):
         self.timeouts.append(timeout)
         r = self.replies.pop(0)
@@ -57,7 +60,7 @@ def test_without_the_message_the_check_keeps_its_whole_timeout():
 
 
 def test_the_answer_after_the_message_is_the_reply():
-    s = _session([{"returned": True}, {"ok": True, "audit": "seen"}])
+    s = _session([{"returned": True}, {"ok": True, "audit": "seen", "n": 1}])
     assert s.request("ping", None, None, time.monotonic() + 1000)["audit"] == "seen"
 
 
@@ -70,10 +73,19 @@ def test_a_runner_cannot_lengthen_its_time_by_repeating_the_message():
 
 
 def test_once_the_gpu_is_done_the_answer_has_the_checks_own_deadline():
-    s = _session([{"returned": True}, {"synced": True}, {"ok": True, "audit": "late"}])
+    s = _session([{"returned": True}, {"synced": True}, {"ok": True, "audit": "late", "n": 1}])
     assert s.request("ping", None, None, time.monotonic() + 1000)["audit"] == "late"
     first, second, third = s.proc.timeouts
     assert second <= runner.GPU_DRAIN_S < 900 < third
+
+
+def test_an_answer_to_another_request_is_refused():
+    """Every answer names the request it answers (the worker copies its number): one written into the channel by
+    the submission ahead of the worker's own is caught when the worker's, now one request late, is read."""
+    s = _session([{"ok": True, "audit": None, "n": 1}, {"ok": True, "audit": "seen", "n": 1}])
+    assert s.request("ping", None, None, time.monotonic() + 1000)["audit"] is None
+    with pytest.raises(runner.RunnerGone, match="nobody asked for"):
+        s.request("ping", None, None, time.monotonic() + 1000)
 
 
 def test_no_message_gives_more_than_the_checks_deadline():
