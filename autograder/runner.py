@@ -727,7 +727,10 @@ class Session:
             p.freeze()  # answered (or out of time): it does nothing more until the next request
         if reply.get("n") != self.n:  # an answer to an earlier request: one more was written than the worker's
             raise RunnerGone(UNASKED)
-        if op not in ("bench_go", "ping"):  # (not inside the judge's clock of a timed batch)
+        # Only an answer that says "ok" can gain from a forger (any other fails its check): and a worker whose CUDA
+        # context was lost answers, then exits (worker.serve: "fatal"), so its descriptors are gone by now. On an
+        # H100 (2026-11-26) checking after that answer too called an illegal address a stolen channel.
+        if op not in ("bench_go", "ping") and reply.get("ok"):  # (not inside the judge's clock of a timed batch)
             p.check_channel()
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files

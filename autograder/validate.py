@@ -65,6 +65,10 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
         label = w.name if w.legit else f"wrong-{w.name}"  # variant-...: a legitimate variant, full marks
         subs[label.replace("_", "-")] = (nb, w.doc, set(w.loses))
 
+    unknown = sorted(set(only or ()) - set(subs) - {"blank"})
+    if unknown:  # a misspelt name would otherwise validate less than asked, silently
+        raise SystemExit(f"--only: no submission {', '.join(unknown)} in {chapter}; there are: blank, "
+                         + ", ".join(sorted(subs)))
     subs = {k: v for k, v in subs.items() if not only or k in only}
     tmp = keep or tempfile.mkdtemp(prefix=f"validate-{chapter}-")
     try:

@@ -49,46 +49,35 @@ def C(k, block, warps, per_sm=1, programs=None, hints=True, reverse=False, stage
     return cfg
 
 
+def CH(chunk, block, warps, hints=True, fresh=False, prescale=False):
+    return {"kernel": "chunks", "chunk": chunk, "block": block, "warps": warps, "hints": hints, "fresh": fresh,
+            "prescale": prescale}
+
+
 # (rows, cols, dtype) -> candidates, most promising first. in flight = programs x part bytes (H100 L2: 50 MiB;
 # the 4096x32768 bfloat16 two-pass kernel that reached 98.4% had about 33 MiB in flight).
+# Ninth session, first run (gpu_2026-11-26_s9/b): the chunks kernel (cross_entropy_split's shape) reached 73.0% on
+# bf16 2048x131072 where cross_entropy_split itself, out of place, reached 88.4% in the same run. Second run: which
+# of the two remaining differences costs the 15 points (FRESH: cross-entropy's counters; PRESCALE: its arithmetic).
 SOFTMAX = [
-    ((1024, 131072, torch.float32), [  # 512 KiB rows
-        C(4, 8192, 8, 2),             # parts of 32768: 264 x 128 KiB = 33 MiB
-        C(8, 8192, 8, 2),             # parts of 16384 (one block): 16.5 MiB; cross-entropy's best fp32 split shape
-        C(8, 4096, 4, 3),             # 25 MiB
-        C(4, 8192, 8, 1),             # 16.5 MiB
-        C(8, 8192, 8, 4),             # 33 MiB, more programs to overlap the reductions
-        C(2, 8192, 8, 1),             # parts of 65536: 132 x 256 KiB = 33 MiB
-        C(4, 8192, 8, 2, reverse=True),
-        C(4, 8192, 8, 2, hints=False),
-        C(8, 8192, 8, programs=0),    # one program per part (as cross_entropy_split)
-        C(4, 16384, 16, 1),
-        C(1, 8192, 8, 1),             # (a): 132 x 512 KiB = 66 MiB, over L2
-        C(1, 16384, 16, 1, reverse=True),
-    ]),
     ((2048, 131072, torch.bfloat16), [  # 256 KiB rows
-        C(1, 16384, 16, 1),           # (a): 132 x 256 KiB = 33 MiB
-        C(4, 8192, 8, 2),             # parts of 32768: 264 x 64 KiB = 16.5 MiB
-        C(2, 8192, 8, 2),             # parts of 65536: 33 MiB
-        C(1, 8192, 8, 1),             # 33 MiB
-        C(4, 8192, 8, 3),             # 25 MiB
-        C(1, 16384, 16, 1, reverse=True),
-        C(2, 16384, 16, 1),           # 16.5 MiB
-        C(4, 8192, 8, programs=0),    # one program per part: cross_entropy_split's best bf16 shape (84% there)
-        C(1, 8192, 8, 2),             # 66 MiB
-        C(1, 16384, 16, 1, hints=False),
-        C(1, 16384, 16, 1, stages=2),
-        C(8, 4096, 4, 4),             # parts of 16384: 528 x 32 KiB = 16.5 MiB
+        CH(32768, 8192, 8),
+        CH(32768, 8192, 8, fresh=True),
+        CH(32768, 8192, 8, prescale=True),
+        CH(32768, 8192, 8, fresh=True, prescale=True),
+        CH(32768, 8192, 8, fresh=True, prescale=True, hints=False),
+        C(4, 8192, 8, 3),             # the eighth session's best (79.1%)
     ]),
     ((1024, 262144, torch.bfloat16), [  # 512 KiB rows
-        C(8, 8192, 8, 2),             # parts of 32768: 264 x 64 KiB = 16.5 MiB
-        C(4, 8192, 8, 2),             # parts of 65536: 33 MiB
-        C(8, 8192, 8, 3),             # 25 MiB
-        C(4, 16384, 16, 1),           # 16.5 MiB
-        C(2, 16384, 16, 1),           # parts of 131072: 33 MiB
-        C(8, 8192, 8, programs=0),    # one program per part
-        C(8, 8192, 8, 2, reverse=True),
-        C(1, 16384, 16, 1),           # (a): 66 MiB, over L2
+        CH(32768, 8192, 8, fresh=True),
+        CH(32768, 8192, 8, prescale=True),
+        CH(32768, 8192, 8, fresh=True, prescale=True),
+        C(8, 8192, 8, 3),             # the eighth session's best (73.1%)
+    ]),
+    ((1024, 131072, torch.float32), [  # 512 KiB rows
+        CH(32768, 8192, 8, fresh=True, prescale=True),
+        CH(16384, 8192, 8, fresh=True, prescale=True),
+        CH(16384, 8192, 8, fresh=True),
     ]),
 ]
 CE_SHAPES = [(2048, 131072, torch.bfloat16), (1024, 262144, torch.bfloat16)]
@@ -184,7 +173,10 @@ def ce_shapes(sw):
         gen = torch.Generator(device=DEV).manual_seed(1)
         x0 = (torch.randn(rows, cols, device=DEV, generator=gen) * 3).to(dtype)
         t = torch.randint(0, cols, (rows,), device=DEV, generator=gen)
-        t[::7] = -100
+        # No ignored rows (target -100) here: the kernel reads nothing of such a row, so with every 7th row ignored
+        # (the eighth session's sweep, and the first two of the ninth) the bytes counted below were 7% more than
+        # the bytes moved, and the "88% of copy" from those runs was about 82% (x 13/14). Ignored rows are checked
+        # by tests/test_ch06_*, not timed.
         xf = x0.float()
         lse = torch.logsumexp(xf, -1)
         ok = t != -100
@@ -216,6 +208,21 @@ def ce_shapes(sw):
 
         fn, check = make(ce_fast.cross_entropy)
         sw.time_one(dict(ident, impl="ce-fast-default"), fn, check, nbytes)
+        dx = torch.empty_like(x0)  # out of place: the same kernel writing a separate gradient (softmax's traffic)
+
+        def fn_oop():
+            ce_fast.cross_entropy(x0, t, loss, dx, w, 0.0)
+
+        def check_oop():
+            dx.fill_(float("nan"))
+            fn_oop()
+            _sync()
+            eg = (dx.float() - want_g).abs().max().item()
+            if not eg < 2 * 2.0**-8:
+                raise AssertionError(f"wrong output: gradient error {eg:.3g}")
+            return eg
+        sw.time_one(dict(ident, impl="ce-fast-default-out-of-place"), fn_oop, check_oop, nbytes)
+        dx = None
         x0 = xx = xf = want_g = None
         if not DRY:
             torch.cuda.empty_cache()

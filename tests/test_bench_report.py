@@ -205,3 +205,14 @@ def test_a_wrong_kernel_of_ours_gets_an_error_record_not_a_speed():
     wrong = lambda: inputs["x"] * 0  # noqa: E731  (runs, fast, wrong)
     recs = report.measure(case, {"flashcourse": report.checked(case, inputs, wrong)}, lambda call: 0.5)
     assert "wrong output" in recs[0]["error"] and "gbps" not in recs[0], recs[0]
+
+
+def test_every_impl_is_warmed_before_the_case_is_timed():
+    """report.warm runs each callable impl (not the errors) for its time, untimed, before measure times any."""
+    seen = []
+    impls = {"flashcourse": lambda: seen.append("ours"), "liger": ImportError("no liger"),
+             "torch": lambda: seen.append("torch")}
+    made = report.warm(impls, seconds=0.01)
+    assert set(made) == {"flashcourse", "torch"} and made["flashcourse"] >= 1 and made["torch"] >= 1
+    assert seen.count("ours") == made["flashcourse"] and seen.count("torch") == made["torch"]
+    assert seen.index("torch") > seen.index("ours") and seen[-1] == "torch"  # one impl after the other

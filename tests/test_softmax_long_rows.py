@@ -62,6 +62,34 @@ def test_matches_float64(dtype, cols, kw):
         assert torch.equal(torch.isnan(y2), torch.isnan(y)) and torch.equal(y2.nan_to_num(), y.nan_to_num())
 
 
+CHUNK_CASES = [  # (dtype, cols, kwargs) for chunks_kernel: one ticket per program, a compile-time chunk
+    (torch.float32, 3000, dict(chunk=1024, block=512, warps=4, phases=True)),  # 3 chunks, the last one partial
+    (torch.bfloat16, 20001, dict(chunk=8192, block=4096, warps=4, phases=True)),
+    (torch.float16, 9000, dict(chunk=4096, block=1024, warps=4, phases=True, hints=False)),
+    (torch.float32, 5000, dict(chunk=8192, block=8192, warps=8)),  # one chunk a row: no wait, the GPU's path
+    (torch.bfloat16, 20001, dict(chunk=8192, block=4096, warps=4, phases=True, fresh=True)),
+]
+
+
+@pytest.mark.parametrize("dtype,cols,kw", CHUNK_CASES,
+                         ids=[f"{str(d)[6:]}-{c}-{i}" for i, (d, c, _) in enumerate(CHUNK_CASES)])
+def test_chunks_match_float64(dtype, cols, kw):
+    x = _input(5, cols, dtype, cols + 1)
+    for _ in range(2):  # the second call finds the counters back at 0
+        y = torch.full_like(x, float("nan"))
+        lr.softmax_chunks(x, y, **kw)
+        _check(x, y)
+        assert not lr._counters(x, 5).any()
+
+
+def test_chunks_prescaled_on_finite_rows():
+    """PRESCALE (cross-entropy's arithmetic, a speed experiment) assumes finite logits, as cross-entropy may."""
+    x = (torch.randn(5, 20001, generator=torch.Generator().manual_seed(3)) * 3).to(torch.bfloat16).to(DEV)
+    y = torch.full_like(x, float("nan"))
+    lr.softmax_chunks(x, y, chunk=8192, block=4096, warps=4, phases=True, prescale=True)
+    _check(x, y)
+
+
 def test_strided_rows_and_run_config():
     big = _input(5, 6000, torch.float32, 1)
     x, y = big[:, :4000], torch.empty(5, 6000, device=DEV)[:, :4000]  # row strides larger than the row
@@ -89,4 +117,8 @@ def test_fused_split_on_the_gpu():
         for k, per_sm in ((2, 1), (4, 2), (8, 2)):
             y = torch.empty_like(x)
             lr.softmax_long_rows(x, y, block=8192, warps=8, per_sm=per_sm, k=k)
+            _check(x, y)
+        for chunk in (16384, 32768):
+            y = torch.empty_like(x)
+            lr.softmax_chunks(x, y, chunk=chunk, block=8192, warps=8)
             _check(x, y)

@@ -139,10 +139,11 @@ def test_a_row_of_minus_infinity_is_nan_as_in_torch(run):
 
 def test_dispatch_by_width():
     """Rows up to 16384 columns: whole in one program; up to 32768: two passes (the second from L2); longer: the
-    split kernel on a GPU, else the two passes."""
+    split kernel (float32) or the long-rows kernel (half precision) on a GPU, else the two passes."""
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        wait = "split" if dtype == torch.float32 else "long_rows"
         for cols, kernel in ((1, "rows"), (4096, "rows"), (16384, "rows"), (16385, "two_pass"), (32768, "two_pass"),
-                             (32769, "split" if course.GPU else "two_pass")):
+                             (32769, wait if course.GPU else "two_pass")):
             assert split.config_for(torch.empty(2, cols, dtype=dtype, device=DEV))["kernel"] == kernel
 
 
@@ -162,6 +163,32 @@ GPU_SPLITS = [(torch.float32, 64, 131072, 16384, 4, "e"), (torch.bfloat16, 64, 1
               (torch.bfloat16, 64, 131072, 32768, 8, "x"), (torch.float32, 64, 131072, 16384, 4, "x"),
               (torch.bfloat16, 300, 32768, 16384, 4, "e"), (torch.float16, 9, 20001, 8192, 4, "x"),
               (torch.float32, 5, 262144, 16384, 4, "e"), (torch.bfloat16, 9, 50001, 16384, 4, "e")]
+
+
+def test_long_rows_parts():
+    """The half-precision entry past 32768 columns: K = ceil(cols / 32768) programs a row, refused above the SMs."""
+    cfg = split.CONFIGS[torch.bfloat16][-1][1]
+    assert cfg["kernel"] == "long_rows" and split._parts(131072, cfg) == 4 and split._parts(262144, cfg) == 8
+    assert split._parts(32769, cfg) == 2
+
+
+@pytest.mark.skipif(not course.GPU, reason="K programs waiting for each other: only on a GPU")
+@pytest.mark.parametrize("dtype,rows,cols", [(torch.bfloat16, 300, 131072), (torch.bfloat16, 40, 262144),
+                                             (torch.float16, 9, 50001), (torch.bfloat16, 7, 32769)])
+def test_long_rows_dispatch_on_the_gpu(dtype, rows, cols):
+    torch.manual_seed(cols)
+    x = (torch.randn(rows, cols, device=DEV) * 3).to(dtype)
+    x[0] += 900
+    x[1, : cols // 2] = -float("inf")
+    x[-1, -1] = 60
+    assert split.config_for(x)["kernel"] == "long_rows"
+    for _ in range(3):  # the counters reset themselves: every call alike
+        y = torch.full_like(x, float("nan"))
+        split.online_softmax_triton(x, y)
+        torch.cuda.synchronize()
+        want = torch.softmax(x.double(), -1)
+        rtol = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10}[dtype]
+        torch.testing.assert_close(y.double(), want, rtol=rtol, atol=2.0**-24 if dtype == torch.float16 else 1e-37)
 
 
 @pytest.mark.skipif(not course.GPU, reason="K programs waiting for each other: only on a GPU")

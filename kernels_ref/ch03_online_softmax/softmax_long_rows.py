@@ -1,6 +1,8 @@
-"""Candidates (not registered anywhere: benchmarks/softmax_long_rows_sweep.py decides) for Chapter 3's softmax over
-long rows (131072 columns and more) at >= 90% of copy: two passes over x, the second from L2, with the rows (or
-parts of rows) in flight bounded so that L2 can keep them between the passes.
+"""Chapter 3's softmax over long rows (131072 columns and more): two passes over x, the second from L2, with the rows
+(or parts of rows) in flight bounded so that L2 can keep them between the passes. The K > 1 path of
+long_rows_kernel (parts of 32768 columns, BLOCK 8192, 8 warps, 3 programs an SM) is the float16/bfloat16 reference
+past 32768 columns (softmax_split_rows.CONFIGS; adopted in the ninth session, on four H100 runs). The rest (K = 1,
+chunks_kernel, the options) are candidates that benchmarks/softmax_long_rows_sweep.py times.
 
 Why. softmax_split_rows.py's two_pass_kernel gives each row to one program and launches one program per row: an
 H100 keeps 8 of those programs per SM (8 warps each), so about 1000 rows of 256-512 KiB are between their two
@@ -52,7 +54,9 @@ Edge cases: a part (or a whole block) of -inf keeps m = -inf, and its exponentia
 Triton's interpreter runs programs one after another, so a wait never ends there: K = 1 runs as on the GPU; K > 1
 runs with phases=True (PHASE 1: pass 1 and publish, every ticket; PHASE 2, a second launch: the wait, already
 satisfied, the merge and pass 2), which checks the tickets, parts, merge and counters on a CPU. PHASE 0 (the GPU
-path) is the fused one. NOT RUN ON A GPU YET: no timing here is measured; the sweep's JSON will say."""
+path) is the fused one; it ran on H100s (the sweeps' JSON under benchmarks/gpu_2026-11-26_s8 and _s9, outputs
+checked against torch.softmax before timing; tests/test_softmax_long_rows.py and test_softmax_split_rows.py on a
+GPU)."""
 import os
 
 import torch
@@ -152,6 +156,118 @@ def long_rows_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, part_cols, x_ro
     tl.atomic_xchg(ws_ptr + 1, 0, mask=done == n_programs - 1)
 
 
+@triton.jit
+def chunks_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, y_row_stride,
+                  K: tl.constexpr, KP: tl.constexpr, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
+                  HINTS: tl.constexpr, PHASE: tl.constexpr = 0, FRESH: tl.constexpr = False,
+                  PRESCALE: tl.constexpr = False):
+    """(c) cross_entropy_split.py's shape for softmax: a grid of rows x K programs, each takes ONE ticket when it
+    starts (ticket t = chunk t % K of row t // K), so no program loops; CHUNK is a compile-time constant (pass
+    loops of a known trip count); the difference x - m is taken before the log2 e scaling (scaling x first
+    loses float32 bits on large x: 3.4e-6 against 2e-6 on rows shifted by 1000). The program that
+    takes the last ticket resets the ticket counter: every other program has taken its ticket by then.
+    Two switches test why cross_entropy_split (88% of copy on bf16 131072) is faster than this kernel (73%):
+    FRESH: cross-entropy's counters (a zeroed buffer per call, the ticket counter after the row counters, nothing
+    reset); PRESCALE: cross-entropy's arithmetic (x scaled by log2 e once, m and d in base 2)."""
+    if FRESH:
+        tick = ws_ptr + rows
+    else:
+        tick = ws_ptr
+    t = tl.atomic_add(tick, 1)
+    if not FRESH:
+        tl.atomic_xchg(tick, 0, mask=t == rows * K - 1)
+    row = t // K
+    k = t - row * K
+    lo = k * CHUNK
+    c = tl.arange(0, BLOCK)
+    x_row = x_ptr + row.to(tl.int64) * x_row_stride
+    y_row = y_ptr + row.to(tl.int64) * y_row_stride
+    if FRESH:
+        cnt = ws_ptr + row
+    else:
+        cnt = ws_ptr + 2 + row
+    if PHASE != 2:
+        m = -float("inf")
+        d = 0.0
+        for s in range(0, CHUNK, BLOCK):
+            idx = lo + s + c
+            if HINTS:
+                x = tl.load(x_row + idx, mask=idx < cols, other=-float("inf"), eviction_policy="evict_last")
+            else:
+                x = tl.load(x_row + idx, mask=idx < cols, other=-float("inf"))
+            if PRESCALE:
+                x = x.to(tl.float32) * 1.4426950408889634
+                m_new = tl.maximum(m, tl.max(x, axis=0))
+                d = d * tl.exp2(tl.where(m_new == m, 0.0, m - m_new)) + tl.sum(tl.exp2(x - m_new), axis=0)
+            else:
+                x = x.to(tl.float32)
+                m_new = tl.maximum(m, tl.max(x, axis=0))
+                base = tl.where(m_new == -float("inf"), 0.0, m_new)  # nothing finite yet: no (-inf) - (-inf)
+                d = d * tl.exp2((m - base) * 1.4426950408889634) + tl.sum(tl.exp2((x - base) * 1.4426950408889634),
+                                                                            axis=0)
+            m = m_new
+        tl.store(part_ptr + 2 * t, m)
+        tl.store(part_ptr + 2 * t + 1, d)
+        tl.debug_barrier()
+        tl.atomic_add(cnt, 1, sem="release")  # release: the partial before the count
+    if PHASE != 1:
+        n = tl.load(cnt, volatile=True)
+        while n < K:  # the row's other chunks hold earlier tickets or are taken next: by running programs
+            n = tl.load(cnt, volatile=True)
+        tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
+        tl.debug_barrier()
+        kk = tl.arange(0, KP)
+        q = part_ptr + 2 * (row * K + kk)
+        ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
+        ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
+        big_m = tl.max(ms, axis=0)
+        mb = tl.where(big_m == -float("inf"), 0.0, big_m)
+        if PRESCALE:  # m already in log2 units
+            inv = 1.0 / tl.sum(tl.where(ms == -float("inf"), 0.0, ds * tl.exp2(ms - mb)), axis=0)
+        else:
+            inv = 1.0 / tl.sum(tl.where(ms == -float("inf"), 0.0, ds * tl.exp2((ms - mb) * 1.4426950408889634)),
+                               axis=0)  # a row of -inf: 1 / 0, and y = 0 x inf = NaN, as torch.softmax
+        for s in range(0, CHUNK, BLOCK):
+            idx = lo + s + c
+            mask = idx < cols
+            if HINTS:
+                x = tl.load(x_row + idx, mask=mask, other=-float("inf"), eviction_policy="evict_first")
+            else:
+                x = tl.load(x_row + idx, mask=mask, other=-float("inf"))
+            if PRESCALE:
+                y = tl.exp2(x.to(tl.float32) * 1.4426950408889634 - mb) * inv
+            else:
+                y = tl.exp2((x.to(tl.float32) - mb) * 1.4426950408889634) * inv
+            if HINTS:
+                tl.store(y_row + idx, y.to(y_row.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+            else:
+                tl.store(y_row + idx, y.to(y_row.dtype.element_ty), mask=mask)
+        if not FRESH:
+            left = tl.atomic_add(cnt, 1)  # second add: past the wait; the row's last one resets its counter
+            tl.atomic_xchg(cnt, 0, mask=left == 2 * K - 1)
+
+
+def softmax_chunks(x, y, chunk=32768, block=8192, warps=8, hints=True, phases=False, fresh=False, prescale=False):
+    """softmax(x) into y with chunks_kernel: rows x K programs of `chunk` columns (a multiple of `block`)."""
+    rows, cols = x.shape
+    assert x.stride(1) == 1 and y.stride(1) == 1 and y.shape == x.shape
+    if rows == 0 or cols == 0:
+        return
+    chunk = min(chunk, triton.next_power_of_2(cols))
+    block = min(block, chunk)
+    k = triton.cdiv(cols, chunk)
+    if k > 1 and not phases and not _waits_allowed(x):
+        raise ValueError("softmax_chunks: k > 1 waits between programs: GPU only (phases=True elsewhere)")
+    part = torch.empty(rows * k * 2, dtype=torch.float32, device=x.device)
+    ws = torch.zeros(rows + 1, dtype=torch.int32, device=x.device) if fresh else _counters(x, rows)
+    for phase in ((1, 2) if phases and k > 1 else (0,)):
+        if fresh and phase == 2:
+            ws[rows] = 0  # the tickets again; the row counters keep phase 1's counts
+        chunks_kernel[(rows * k,)](x, y, part, ws, rows, cols, x.stride(0), y.stride(0), K=k,
+                                   KP=triton.next_power_of_2(k), CHUNK=chunk, BLOCK=block, HINTS=hints, PHASE=phase,
+                                   FRESH=fresh, PRESCALE=prescale, num_warps=warps)
+
+
 _WORKSPACE: dict = {}  # (device, stream) -> int32 counters, zero between calls (the kernel resets them)
 
 
@@ -210,6 +326,10 @@ def softmax_long_rows(x, y, block=8192, warps=8, per_sm=1, programs=None, hints=
 def run_config(x, y, cfg: dict):
     """softmax(x) into y with one config dict (the sweep's records carry them):
     {"kernel": "long_rows", "k", "block", "warps", "per_sm" or "programs", "hints", "reverse", "stages"}."""
+    if cfg.get("kernel") == "chunks":
+        softmax_chunks(x, y, chunk=cfg["chunk"], block=cfg["block"], warps=cfg["warps"], hints=cfg.get("hints", True),
+                       fresh=cfg.get("fresh", False), prescale=cfg.get("prescale", False))
+        return
     if cfg.get("kernel") != "long_rows":
         raise ValueError(f"not a long_rows config: {cfg}")
     softmax_long_rows(x, y, block=cfg["block"], warps=cfg["warps"], per_sm=cfg.get("per_sm", 1),
@@ -220,6 +340,9 @@ def run_config(x, y, cfg: dict):
 def in_flight_bytes(x, cfg: dict, sms: int) -> int:
     """Bytes between their two reads at once, at most (the quantity to keep under L2): programs x part bytes."""
     rows, cols = x.shape
+    if cfg.get("kernel") == "chunks":  # rows x K programs: as many in flight as fit on the SMs (not known here)
+        return min(rows * triton.cdiv(cols, cfg["chunk"]), sms * cfg.get("fit", 4)) * min(cfg["chunk"], cols) \
+            * x.element_size()
     k = cfg.get("k", 1)
     block = min(cfg["block"], triton.next_power_of_2(cols))
     part_cols = min(cols, triton.cdiv(triton.cdiv(cols, k), block) * block)

@@ -5,7 +5,9 @@ exercise's contract does not promise (another dtype, rows that are not contiguou
 
     rows up to 32768 columns   rows_kernel: the whole row in one program's registers (as Chapter 1's kernel, which
                                keeps up to 8192 float32 columns; half precision is loaded as is, computed in float32)
-    longer rows, on a GPU       split_rows_kernel: each row cut into K chunks over K programs (below)
+    longer rows, on a GPU       split_rows_kernel: each row cut into K chunks over K programs (below); float16 and
+                               bfloat16: softmax_long_rows.py's K programs a row that read their part twice, the
+                               second time from L2 (faster there: see CONFIGS)
     longer rows, elsewhere      two_pass_kernel (Triton's interpreter, CPU tensors, or K above the SM count)
 
 Why split: one program per row cannot hold a 131072-column row on chip (512 KiB of float32, twice an SM's register
@@ -77,6 +79,7 @@ import triton
 import triton.language as tl
 
 from kernels_ref.ch03_online_softmax import online_softmax_triton as reference
+from kernels_ref.ch03_online_softmax import softmax_long_rows as long_rows
 
 LOG2E = 1.4426950408889634
 # CONFIGS: per dtype, (widest row, config) in order of width; a row takes the first entry at least as wide as itself.
@@ -103,14 +106,21 @@ _ROWS = ((1024, {"kernel": "rows", "warps": 4, "rows": 4}), (2048, {"kernel": "r
 # float32 rows of 4097-8192 columns: 32 warps measured fastest at 8192 (narrower rows keep _ROWS' entries)
 _F32 = tuple((w, {"kernel": "rows", "warps": 32, "rows": 1} if w == 8192 else c) for w, c in _ROWS)
 _MID = ((32768, {"kernel": "two_pass", "block": 16384, "warps": 16}),)
+# Half precision past 32768 columns (ninth session): softmax_long_rows.py's kernel, "long_rows", took over from
+# "split": each row cut into parts of PART columns (K = ceil(cols / PART) programs a row), two reads of the part
+# with the second from L2, nothing held in registers across the wait, 3 programs of 8 warps an SM. bfloat16 131072:
+# 79.1, 78.9, 78.8, 78.5% in four runs on H100s (gpu_2026-11-26_s8/sweeps, s8/rerun, s9/b, s9/c, each
+# softmax_long_rows_sweep.json) against 73.2-73.4% for the split kernel in the same runs; 262144: 73.1, 73.0, 73.6,
+# 73.4% against 70.4-70.7%. float32 stays on "split" (87.2-87.7% there against 84.8-85.3% for the best long_rows).
+# float16 takes bfloat16's choice (same element size; not measured).
+_LONG_HALF = ((None, {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8, "per_sm": 3}),)
 CONFIGS = {
     torch.float32: _F32 + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 3,
                                           "hold": "e"}),),
-    torch.float16: _ROWS + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4,
-                                           "hold": "x"}),),
-    torch.bfloat16: _ROWS + _MID + ((None, {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 4,
-                                            "hold": "x"}),),
+    torch.float16: _ROWS + _MID + _LONG_HALF,
+    torch.bfloat16: _ROWS + _MID + _LONG_HALF,
 }
+WAITS = ("split", "long_rows")  # kernels whose programs wait for each other (GPU only, K <= SMs)
 NO_WAIT = {"kernel": "two_pass", "block": 4096, "warps": 8}  # where the split kernel may not run (see splits)
 SPLIT_ABOVE = 32768  # columns: the split kernel takes longer rows (with CONFIGS as they are)
 
@@ -297,7 +307,7 @@ def config_for(x) -> dict:
     """The CONFIGS entry that online_softmax_triton runs for x (NO_WAIT where the split kernel may not run)."""
     cols = x.shape[1]
     cfg = next(c for widest, c in CONFIGS[x.dtype] if widest is None or cols <= widest)
-    if cfg["kernel"] == "split" and not _split_allowed(x, cfg):
+    if cfg["kernel"] in WAITS and not _split_allowed(x, cfg):
         return NO_WAIT
     return cfg
 
@@ -308,7 +318,14 @@ def _split_allowed(x, cfg) -> bool:
     if os.environ.get("TRITON_INTERPRET") == "1" or not x.is_cuda:
         return False
     rows, cols = x.shape
-    return rows > 0 and triton.cdiv(cols, min(cfg["chunk"], triton.next_power_of_2(cols))) <= _sm_count(x.device)
+    return rows > 0 and _parts(cols, cfg) <= _sm_count(x.device)
+
+
+def _parts(cols, cfg) -> int:
+    """K, the programs that share a row (and wait for each other) under cfg."""
+    if cfg["kernel"] == "long_rows":
+        return triton.cdiv(cols, cfg["part"])
+    return triton.cdiv(cols, min(cfg["chunk"], triton.next_power_of_2(cols)))
 
 
 def run_config(x, y, cfg: dict):
@@ -317,6 +334,11 @@ def run_config(x, y, cfg: dict):
         softmax_rows(x, y, warps=cfg["warps"], rows=cfg.get("rows", 1))
     elif cfg["kernel"] == "two_pass":
         softmax_two_pass(x, y, block=cfg["block"], warps=cfg["warps"])
+    elif cfg["kernel"] == "long_rows":
+        if not _split_allowed(x, cfg):
+            raise ValueError(f"softmax_long_rows: {cfg} may not run on {tuple(x.shape)} here (see _split_allowed)")
+        long_rows.softmax_long_rows(x, y, block=cfg["block"], warps=cfg["warps"], per_sm=cfg["per_sm"],
+                                    k=_parts(x.shape[1], cfg))
     elif cfg["kernel"] == "split":
         if not _split_allowed(x, cfg):
             raise ValueError(f"softmax_split_rows: {cfg} may not run on {tuple(x.shape)} here (see _split_allowed)")
@@ -328,7 +350,7 @@ def run_config(x, y, cfg: dict):
 
 def splits(x) -> bool:
     """Whether online_softmax_triton takes the split path for x."""
-    return x.dtype in CONFIGS and x.dim() == 2 and x.shape[0] > 0 and config_for(x)["kernel"] == "split"
+    return x.dtype in CONFIGS and x.dim() == 2 and x.shape[0] > 0 and config_for(x)["kernel"] in WAITS
 
 
 def online_softmax_triton(x, y):

@@ -1,5 +1,8 @@
 """Reference: RMSNorm in Triton (Chapter 5, exercise 2): one program per row, fp32 inside, the
-output rounded once (gamma * x * rstd in fp32, then to the output dtype)."""
+output rounded once (gamma * x * rstd in fp32, then to the output dtype). gamma is loaded before the
+reduction, not after it: its load then overlaps the sum instead of waiting behind it (on an H100, 4096 x
+16384 bf16: 95.8-95.9% of copy against 94.5-94.7% with the load after the sum; 16384 x 4096: the same
+within 0.3 points; benchmarks/gpu_2026-11-26_s9/a/liger_gap_sweep.json)."""
 import triton
 import triton.language as tl
 
@@ -11,8 +14,8 @@ def rmsnorm_kernel(x_ptr, g_ptr, y_ptr, cols, x_stride, y_stride, eps, BLOCK: tl
     c = tl.arange(0, BLOCK)
     mask = c < cols
     x = tl.load(x_ptr + row * x_stride + c, mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)  # issued now: it arrives during the reduction
     rstd = tl.rsqrt(tl.sum(x * x, 0) / cols + eps)
-    g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
     tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)  # one rounding
     ### END SOLUTION
 

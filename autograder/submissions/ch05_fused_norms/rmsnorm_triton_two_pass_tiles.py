@@ -6,8 +6,8 @@ CELL = "rmsnorm_triton"
 PATCH = [("""    c = tl.arange(0, BLOCK)
     mask = c < cols
     x = tl.load(x_ptr + row * x_stride + c, mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)  # issued now: it arrives during the reduction
     rstd = tl.rsqrt(tl.sum(x * x, 0) / cols + eps)
-    g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
     tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)  # one rounding
 """, """    acc = tl.zeros([BLOCK], tl.float32)
     for start in range(0, cols, BLOCK):
