@@ -458,14 +458,21 @@ def test_student_pack_ships_the_glossary_and_the_diagrams():
 
 
 def test_ch06_cross_entropy_in_place_measured():
-    a, b = quoted("ch06_low_precision", r"measured ([\d.]+)% of copy at 2048 × 131 072 and ([\d.]+)% at "
-                  r"1024 × 262 144 on an H100")
-    sweep = load("benchmarks/gpu_2026-11-26_s8/sweeps/softmax_long_rows_sweep.json")
+    a_in, a_out, b_in, b_out = quoted(
+        "ch06_low_precision", r"measured ([\d.]+)% of copy in place and ([\d.]+)% out of place at 2048 × 131 072, "
+        r"and ([\d.]+)% and ([\d.]+)% at 1024 × 262 144")
+    sweep = load("benchmarks/gpu_2026-11-26_s9/d/softmax_long_rows_sweep.json")
     assert sweep["gpu"] == "NVIDIA H100 80GB HBM3"
-    got = {tuple(r["shape"]): r for r in sweep["records"]
-           if r["op"] == "cross_entropy" and r["impl"] == "ce-fast-default" and r["dtype"] == "bfloat16"}
-    assert round(got[(2048, 131072)]["pct"], 1) == a and round(got[(1024, 262144)]["pct"], 1) == b
+    got = {(tuple(r["shape"]), r["impl"]): r for r in sweep["records"]
+           if r["op"] == "cross_entropy" and r["dtype"] == "bfloat16"}
+    pct = {k: round(r["pct"], 1) for k, r in got.items()}
+    assert pct[((2048, 131072), "ce-fast-default")] == a_in
+    assert pct[((2048, 131072), "ce-fast-default-out-of-place")] == a_out
+    assert pct[((1024, 262144), "ce-fast-default")] == b_in
+    assert pct[((1024, 262144), "ce-fast-default-out-of-place")] == b_out
     assert all("error" not in r for r in got.values())
+    sweep_src = load("benchmarks/softmax_long_rows_sweep.py")  # that run's targets had no ignored row
+    assert "t[::7] = -100" not in sweep_src
 
 
 def test_ch03_split_rows_measured():
@@ -477,6 +484,17 @@ def test_ch03_split_rows_measured():
             if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
     assert round(ours[((1024, 131072), "float32")], 1) == f32
     assert round(ours[((2048, 131072), "bfloat16")], 1) == bf16
+    lo, hi = quoted("ch03_online_softmax", r"reached ([\d.]+)-([\d.]+)% on that shape in the same sweeps")
+    held = [r["pct"] for run in ("s8/sweeps", "s8/rerun", "s9/b", "s9/c")
+            for r in load(f"benchmarks/gpu_2026-11-26_{run}/softmax_long_rows_sweep.json")["records"]
+            if r["impl"] == "fast-default" and r["shape"] == [2048, 131072] and r["config"]["kernel"] == "split"]
+    assert len(held) == 4 and (round(min(held), 1), round(max(held), 1)) == (lo, hi)
+    fewer, base = quoted("ch03_online_softmax", r"ran at ([\d.]+)% of copy instead of ([\d.]+)%")
+    chunks = {(r["config"].get("fresh"), r["config"].get("prescale")): round(r["pct"], 1)
+              for r in load("benchmarks/gpu_2026-11-26_s9/c/softmax_long_rows_sweep.json")["records"]
+              if r["impl"] == "candidate" and r["shape"] == [2048, 131072] and r["config"]["kernel"] == "chunks"
+              and r["config"]["hints"]}
+    assert chunks[(False, True)] == fewer and chunks[(False, False)] == base
     cols, row_kib, rf_kib, regs = quoted("ch03_online_softmax", r"One program cannot keep it: a ([\d ]+)-column "
                                           r"`float32` row is (\d+) KiB, twice the (\d+) KiB .{0,120}?\(([\d ]+) "
                                           r"registers of 4 bytes\)")
