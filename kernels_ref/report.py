@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -95,21 +97,26 @@ def _attempt(make):
 
 
 def _rmsnorm_rows_launch(ns, inputs, outs):
-    """rmsnorm_rows.cu on its own grid: one block of 8 warps per 16 rows (two rows a warp) up to 1024 columns, per
-    8 rows up to 2048, a block per row beyond (the kernel takes either grid). The exercise's launch, a block per
-    row, leaves 15 of 16 blocks with nothing to do: 87.6% of copy at 65536 x 1024 against 94.5% on this grid
-    (H100, benchmarks/gpu_2026-11-26_s7/norms_sweep.json)."""
+    """rmsnorm_rows.cu on its own grid: one block of 8 warps per 8 rows (one row a warp; 16 rows, two a warp, up
+    to 1024 columns where RMSR_MAX_ROWS is 2) up to 2048 columns, a block per row beyond (the kernel takes either
+    grid). The exercise's launch, a block per row, leaves 7 of 8 blocks with nothing to do: 87.6% of copy at 65536
+    x 1024 against 94.5% on this grid (H100, benchmarks/gpu_2026-11-26_s7/norms_sweep.json; one row a warp 95.3%,
+    gpu_2026-11-26_s9/g)."""
     x = inputs["x"]
     rows, cols = x.shape
     y = outs.tensor(x.shape, torch.bfloat16)
     n8 = cols // 8
     aligned = all(t.data_ptr() % 16 == 0 for t in (x, inputs["gamma"], y))  # else the kernel takes a block a row
-    group = 1 if cols % 8 or n8 > 256 or not aligned else (16 if n8 <= 128 else 8)
+    two = RMSR_MAX_ROWS >= 2 and n8 <= 128  # two rows a warp (rows of up to 1024 values) where the kernel does it
+    group = 1 if cols % 8 or n8 > 256 or not aligned else (16 if two else 8)
     ns["rmsnorm_vec"](((rows + group - 1) // group,), (256,), (x, inputs["gamma"], y, rows, cols,
                                                              float(inputs["eps"])))
     return y
 
 
+# rmsnorm_rows.cu's rows per warp (its #define RMSR_MAX_ROWS, read from the file): the launch's groups follow it
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ch05_fused_norms", "rmsnorm_rows.cu")) as _f:
+    RMSR_MAX_ROWS = int(re.search(r"#define RMSR_MAX_ROWS (\d+)", _f.read()).group(1))
 OWN_LAUNCH = {"ch05.rmsnorm_vec_cuda": _rmsnorm_rows_launch}  # a fast reference timed on its own grid (said above)
 
 

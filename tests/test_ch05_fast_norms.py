@@ -77,8 +77,8 @@ def test_a_launch_of_one_block_per_eight_rows(loaded, exercise_id):
 
 @pytest.mark.parametrize("rows,cols", [(21, 1024), (33, 520), (17, 2048), (9, 4096)])
 def test_the_reports_own_grid(loaded, rows, cols):
-    """kernels_ref.report times rmsnorm_rows.cu on its own grid (a block per 16 rows up to 1024 columns, per 8 up to
-    2048, a block per row beyond): every row written, right, on a last group that is only partly there."""
+    """kernels_ref.report times rmsnorm_rows.cu on its own grid (a block per 8 rows up to 2048 columns, one a warp;
+    a block per row beyond): every row written, right, on a last group that is only partly there."""
     from kernels_ref.report import OWN_LAUNCH
     ex = registry.get("ch05.rmsnorm_vec_cuda")
     assert _graded(ex, loaded[ex.id], cols, lambda ns, inp, y: OWN_LAUNCH[ex.id](ns, inp, _Into(y)), rows=rows) == []

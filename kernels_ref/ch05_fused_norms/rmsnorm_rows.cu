@@ -29,8 +29,9 @@
 #define RMSR_WARP_VEC 8   // uint4 per lane on the warp path (4 KiB per warp): rows up to 32 * 8 * 8 = 2048 values
 #endif
 #ifndef RMSR_MAX_ROWS
-#define RMSR_MAX_ROWS 2   // rows per warp where they fit: 2 rows of up to 1024 values (4 uint4 per lane each)
-#endif
+#define RMSR_MAX_ROWS 1   // rows per warp where they fit (2: two rows of up to 1024 values, 4 uint4 per lane each).
+#endif                    // 1 measured faster on the grid of groups (H100, benchmarks/gpu_2026-11-26_s9/g): 65536 x
+                          // 1024 95.3% of copy against 94.3% for 2; 65536 x 1536 96.6 / 96.4; 32768 x 2048 93.0 / 93.2
 #ifndef RMSR_MIN_BLOCKS
 #define RMSR_MIN_BLOCKS 3 // blocks per SM asked of ptxas (__launch_bounds__): 3 x 256 threads, at most 80 registers
 #endif
