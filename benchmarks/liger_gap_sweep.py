@@ -30,7 +30,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-import course  # noqa: E402
+import sweeplib  # noqa: E402
 from kernels_ref import report  # noqa: E402
 
 LOG2E = 1.4426950408889634
@@ -156,11 +156,7 @@ def main(argv):
         i = argv.index("--rounds")
         rounds = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    if not course.GPU:
-        print("needs a GPU")
+    if not sweeplib.gpu_args(argv, __doc__):
         return 2
     from course import timing
     t0 = time.time()
@@ -174,21 +170,11 @@ def main(argv):
             for name, make in cands:
                 y = torch.empty(case.shape, dtype=getattr(torch, case.dtype), device="cuda")
                 impls[name] = report.checked(case, inputs, make(inputs, y))
-            for rnd in range(rounds):
-                for r in report.measure(case, impls, timing.bench):
-                    r["round"] = rnd
-                    doc["records"].append(r)
-                    print(report._line(r), flush=True)
+            sweeplib.time_rounds(report, case, impls, timing.bench, rounds, doc)
             del inputs
             torch.cuda.empty_cache()
     doc["copy_gbps"] = max(doc["copy_gbps"], timing.copy_gbps(report.COPY_BYTES))
-    best = {}
-    for r in doc["records"]:
-        if r.get("gbps") is not None:
-            r["pct_copy"] = 100 * r["gbps"] / doc["copy_gbps"]
-            key = f"{r['kernel']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
-            best.setdefault(key, {})
-            best[key][r["impl"]] = max(best[key].get(r["impl"], 0.0), round(r["pct_copy"], 1))
+    best = {k: {impl: max(v) for impl, v in impls.items()} for k, impls in sweeplib.pct_by_impl(doc).items()}
     doc["best"] = best
     doc["elapsed_s"] = round(time.time() - t0, 1)
     with open(out, "w") as f:

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-import course  # noqa: E402
+import sweeplib  # noqa: E402
 from autograder import registry  # noqa: E402
 from kernels_ref import report  # noqa: E402
 
@@ -59,11 +59,7 @@ class At:
 
 
 def main(argv):
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    if not course.GPU:
-        print("needs a GPU")
+    if not sweeplib.gpu_args(argv, __doc__):
         return 2
     from course import timing
     t0 = time.time()
@@ -83,21 +79,11 @@ def main(argv):
                     lambda outs=outs, inputs=inputs: ex.run(ns, inputs, outs))
             for name, call in extra.items():
                 impls[name] = report.checked(case, inputs, call)
-            for rnd in range(2):
-                for r in report.measure(case, impls, timing.bench):
-                    r["round"] = rnd
-                    doc["records"].append(r)
-                    print(report._line(r) if len(r["impl"]) < 15 else f"{r['impl']}: {r.get('gbps', 0):.0f} GB/s",
-                          flush=True)
+            sweeplib.time_rounds(report, case, impls, timing.bench, 2, doc)
             del inputs, impls, extra
             torch.cuda.empty_cache()
     doc["copy_gbps"] = max(doc["copy_gbps"], timing.copy_gbps(report.COPY_BYTES))
-    best: dict = {}
-    for r in doc["records"]:
-        if r.get("gbps") is not None:
-            r["pct_copy"] = 100 * r["gbps"] / doc["copy_gbps"]
-            key = f"{r['kernel']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
-            best.setdefault(key, {}).setdefault(r["impl"], []).append(round(r["pct_copy"], 1))
+    best = sweeplib.pct_by_impl(doc)
     doc["rounds"] = best
     doc["elapsed_s"] = round(time.time() - t0, 1)
     with open(argv[1], "w") as f:

@@ -58,3 +58,37 @@ class Sweep:
             return
         gbps = nbytes / (ms * 1e-3) / 1e9
         self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
+
+
+def gpu_args(argv, doc: str) -> bool:
+    """A sweep's command line (one argument: the JSON to write) on a GPU: False (after saying why) if not."""
+    import course
+    if len(argv) != 2:
+        print(doc)
+        return False
+    if not course.GPU:
+        print("needs a GPU")
+        return False
+    return True
+
+
+def time_rounds(report, case, impls: dict, bench, rounds: int, doc: dict) -> None:
+    """kernels_ref.report.measure over impls, `rounds` times interleaved; every record into doc["records"]."""
+    for rnd in range(rounds):
+        for r in report.measure(case, impls, bench):
+            r["round"] = rnd
+            doc["records"].append(r)
+            print(report._line(r) if len(r["impl"]) < 15 else f"{r['impl']}: {r.get('gbps') or 0:.0f} GB/s",
+                  flush=True)
+
+
+def pct_by_impl(doc: dict) -> dict:
+    """Fill pct_copy (against doc["copy_gbps"]) in every bandwidth record; {"kernel RxC dtype": {impl: [pct per
+    round]}}."""
+    out: dict = {}
+    for r in doc["records"]:
+        if r.get("gbps") is not None:
+            r["pct_copy"] = 100 * r["gbps"] / doc["copy_gbps"]
+            key = f"{r['kernel']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
+            out.setdefault(key, {}).setdefault(r["impl"], []).append(round(r["pct_copy"], 1))
+    return out

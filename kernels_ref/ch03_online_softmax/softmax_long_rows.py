@@ -107,6 +107,32 @@ def _pass2(x_row, y_row, lo, hi, m, inv, BLOCK: tl.constexpr, HINTS: tl.constexp
 
 
 @triton.jit
+def publish(part_ptr, t, cnt, m, d):
+    """Store ticket t's partial (m, d), then count it into the row's counter: release, so a program that sees the
+    count (acquire) sees the partial too."""
+    tl.store(part_ptr + 2 * t, m)
+    tl.store(part_ptr + 2 * t + 1, d)
+    tl.debug_barrier()
+    tl.atomic_add(cnt, 1, sem="release")
+
+
+@triton.jit
+def wait_partials(part_ptr, cnt, row, K: tl.constexpr, KP: tl.constexpr):
+    """Wait until the row's K partials are counted, then load them: (m, d) per part, (-inf, 0) past K. The row's
+    other parts hold earlier tickets or are taken next, by running programs (the co-residency argument above)."""
+    n = tl.load(cnt, volatile=True)
+    while n < K:
+        n = tl.load(cnt, volatile=True)
+    tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
+    tl.debug_barrier()
+    kk = tl.arange(0, KP)
+    q = part_ptr + 2 * (row * K + kk)
+    ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
+    ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
+    return ms, ds
+
+
+@triton.jit
 def long_rows_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, part_cols, x_row_stride, y_row_stride, n_programs,
                      K: tl.constexpr, KP: tl.constexpr, BLOCK: tl.constexpr, HINTS: tl.constexpr,
                      REVERSE: tl.constexpr, STAGES: tl.constexpr, PHASE: tl.constexpr = 0):
@@ -129,20 +155,9 @@ def long_rows_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, part_cols, x_ro
             cnt = ws_ptr + 2 + row
             if PHASE != 2:  # pass 1, publish the part's (m, d), then count it (release: the partial first)
                 m, d = _pass1(x_row, lo, hi, BLOCK, HINTS, STAGES)
-                tl.store(part_ptr + 2 * t, m)
-                tl.store(part_ptr + 2 * t + 1, d)
-                tl.debug_barrier()
-                tl.atomic_add(cnt, 1, sem="release")
+                publish(part_ptr, t, cnt, m, d)
             if PHASE != 1:
-                n = tl.load(cnt, volatile=True)
-                while n < K:  # the row's other parts hold earlier tickets or are taken next: by running programs
-                    n = tl.load(cnt, volatile=True)
-                tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
-                tl.debug_barrier()
-                kk = tl.arange(0, KP)
-                q = part_ptr + 2 * (row * K + kk)
-                ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
-                ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
+                ms, ds = wait_partials(part_ptr, cnt, row, K, KP)
                 big_m = tl.max(ms, axis=0)
                 mb = tl.where(big_m == -float("inf"), 0.0, big_m)
                 big_d = tl.sum(tl.where(ms == -float("inf"), 0.0, ds * tl.exp2((ms - mb) * 1.4426950408889634)),
@@ -206,20 +221,9 @@ def chunks_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, y_ro
                 d = d * tl.exp2((m - base) * 1.4426950408889634) + tl.sum(tl.exp2((x - base) * 1.4426950408889634),
                                                                             axis=0)
             m = m_new
-        tl.store(part_ptr + 2 * t, m)
-        tl.store(part_ptr + 2 * t + 1, d)
-        tl.debug_barrier()
-        tl.atomic_add(cnt, 1, sem="release")  # release: the partial before the count
+        publish(part_ptr, t, cnt, m, d)
     if PHASE != 1:
-        n = tl.load(cnt, volatile=True)
-        while n < K:  # the row's other chunks hold earlier tickets or are taken next: by running programs
-            n = tl.load(cnt, volatile=True)
-        tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
-        tl.debug_barrier()
-        kk = tl.arange(0, KP)
-        q = part_ptr + 2 * (row * K + kk)
-        ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
-        ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
+        ms, ds = wait_partials(part_ptr, cnt, row, K, KP)
         big_m = tl.max(ms, axis=0)
         mb = tl.where(big_m == -float("inf"), 0.0, big_m)
         if PRESCALE:  # m already in log2 units

@@ -80,6 +80,7 @@ import triton.language as tl
 
 from kernels_ref.ch03_online_softmax import online_softmax_triton as reference
 from kernels_ref.ch03_online_softmax import softmax_long_rows as long_rows
+from kernels_ref.ch03_online_softmax.softmax_long_rows import publish, wait_partials
 
 LOG2E = 1.4426950408889634
 # CONFIGS: per dtype, (widest row, config) in order of width; a row takes the first entry at least as wide as itself.
@@ -193,20 +194,10 @@ def split_rows_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, 
         e = tl.exp2((x - base) * 1.4426950408889634)
         cnt = ws_ptr + 2 + row
         if PHASE != 2:  # publish the chunk's (m, d), then count it (release: the partial first)
-            tl.store(part_ptr + 2 * t, m)
-            tl.store(part_ptr + 2 * t + 1, tl.sum(e, axis=0))
-            tl.debug_barrier()
-            tl.atomic_add(cnt, 1, sem="release")
-        if PHASE != 1:
-            n = tl.load(cnt, volatile=True)
-            while n < K:  # the row's other programs hold earlier tickets or take the next ones: they are running
-                n = tl.load(cnt, volatile=True)
-            tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
-            tl.debug_barrier()
+            publish(part_ptr, t, cnt, m, tl.sum(e, axis=0))
+        if PHASE != 1:  # the row's other programs hold earlier tickets or take the next ones: they are running
+            ms, ds = wait_partials(part_ptr, cnt, row, K, KP)
             kk = tl.arange(0, KP)
-            q = part_ptr + 2 * (row * K + kk)
-            ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
-            ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
             big_m = tl.max(ms, axis=0)
             big_d = tl.sum(tl.where(kk < K, ds * tl.exp2((ms - big_m) * 1.4426950408889634), 0.0), axis=0)
             scale = tl.exp2((m - big_m) * 1.4426950408889634) / big_d  # a chunk of -inf: 0; a row of -inf: NaN
