@@ -727,10 +727,11 @@ class Session:
             p.freeze()  # answered (or out of time): it does nothing more until the next request
         if reply.get("n") != self.n:  # an answer to an earlier request: one more was written than the worker's
             raise RunnerGone(UNASKED)
-        # Only an answer that says "ok" can gain from a forger (any other fails its check): and a worker whose CUDA
-        # context was lost answers, then exits (worker.serve: "fatal"), so its descriptors are gone by now. On an
-        # H100 (2026-11-26) checking after that answer too called an illegal address a stolen channel.
-        if op not in ("bench_go", "ping") and reply.get("ok"):  # (not inside the judge's clock of a timed batch)
+        # A worker whose CUDA context was lost answers, then exits (worker.serve: "fatal"), so its descriptors may be
+        # gone by now: on an H100 (2026-11-26) checking after that answer called an illegal address a stolen
+        # channel. A fatal answer fails its check and retires the runner (killed) whoever wrote it, so it needs no
+        # check; every other answer, ok or not, is checked (a thief whose answer failed is still caught and killed).
+        if op not in ("bench_go", "ping") and not reply.get("fatal"):  # (not inside a timed batch's clock)
             p.check_channel()
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files

@@ -57,8 +57,10 @@ def CH(chunk, block, warps, hints=True, fresh=False, prescale=False):
 # (rows, cols, dtype) -> candidates, most promising first. in flight = programs x part bytes (H100 L2: 50 MiB;
 # the 4096x32768 bfloat16 two-pass kernel that reached 98.4% had about 33 MiB in flight).
 # Ninth session, first run (gpu_2026-11-26_s9/b): the chunks kernel (cross_entropy_split's shape) reached 73.0% on
-# bf16 2048x131072 where cross_entropy_split itself, out of place, reached 88.4% in the same run. Second run: which
-# of the two remaining differences costs the 15 points (FRESH: cross-entropy's counters; PRESCALE: its arithmetic).
+# bf16 2048x131072 where cross_entropy_split itself, out of place, reported 88.4% in the same run (with ignored rows'
+# bytes counted: 82.7-83.6% once every row had a target, run d). Second run (c): which of the remaining differences
+# matter (FRESH: cross-entropy's counters; PRESCALE: its arithmetic). From run k on, every impl runs untimed for
+# 0.2 s before it is timed (the report's order effect, kernels_ref.report.warm).
 SOFTMAX = [
     ((2048, 131072, torch.bfloat16), [  # 256 KiB rows
         CH(32768, 8192, 8),
@@ -99,6 +101,9 @@ class Sweep(sweeplib.Sweep):
             for ws in lr._WORKSPACE.values():  # counters left by an earlier wrong config cannot leak into this one
                 ws.zero_()
             err = check()
+            if not DRY:  # untimed for 0.2 s first: the first impl timed after its inputs are made measures low
+                from kernels_ref.report import warm
+                warm({"fn": fn}, 0.2, torch.cuda.synchronize)
             return (1.0 if DRY else timing.bench(fn)), err
         self.measure(dict(base), run, nbytes)
 
@@ -189,7 +194,8 @@ def ce_shapes(sw):
         xx = x0.clone()
         loss = torch.empty(rows, device=DEV)
         nbytes = 2 * x0.numel() * x0.element_size() + 12 * rows
-        ident = {"op": "cross_entropy", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", "")}
+        ident = {"op": "cross_entropy", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", ""),
+                 "ignored_rows": int((t == -100).sum())}  # whose logits the kernel does not read (counted bytes)
 
         def make(run):
             def fn():  # in place (as Liger-Kernel; the exercise's timed check is out of place): dx is the logits

@@ -107,8 +107,9 @@ def _rmsnorm_rows_launch(ns, inputs, outs):
     y = outs.tensor(x.shape, torch.bfloat16)
     n8 = cols // 8
     aligned = all(t.data_ptr() % 16 == 0 for t in (x, inputs["gamma"], y))  # else the kernel takes a block a row
-    two = RMSR_MAX_ROWS >= 2 and n8 <= 128  # two rows a warp (rows of up to 1024 values) where the kernel does it
-    group = 1 if cols % 8 or n8 > 256 or not aligned else (16 if two else 8)
+    warp_n8 = 32 * RMSR_WARP_VEC  # uint4 a warp holds: wider rows take the block path
+    two = RMSR_MAX_ROWS >= 2 and n8 <= warp_n8 // 2  # two rows a warp where the kernel does it
+    group = 1 if cols % 8 or n8 > warp_n8 or not aligned else (16 if two else 8)
     ns["rmsnorm_vec"](((rows + group - 1) // group,), (256,), (x, inputs["gamma"], y, rows, cols,
                                                              float(inputs["eps"])))
     return y
@@ -130,8 +131,16 @@ def _layernorm_rows_launch(ns, inputs, outs):
 
 
 # rmsnorm_rows.cu's rows per warp (its #define RMSR_MAX_ROWS, read from the file): the launch's groups follow it
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ch05_fused_norms", "rmsnorm_rows.cu")) as _f:
-    RMSR_MAX_ROWS = int(re.search(r"#define RMSR_MAX_ROWS (\d+)", _f.read()).group(1))
+def _cu_define(name: str) -> int:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ch05_fused_norms", "rmsnorm_rows.cu")) as f:
+        m = re.search(rf"#define {name} (\d+)", f.read())
+    if m is None:
+        raise RuntimeError(f"kernels_ref/ch05_fused_norms/rmsnorm_rows.cu no longer defines {name}: "
+                           "kernels_ref/report.py's launch of it reads that define")
+    return int(m.group(1))
+
+
+RMSR_MAX_ROWS, RMSR_WARP_VEC = _cu_define("RMSR_MAX_ROWS"), _cu_define("RMSR_WARP_VEC")
 OWN_LAUNCH = {"ch05.rmsnorm_vec_cuda": _rmsnorm_rows_launch,  # fast references timed on their own grids (above)
               "ch05.layernorm_cuda": _layernorm_rows_launch}
 

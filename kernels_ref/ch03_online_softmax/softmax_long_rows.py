@@ -8,7 +8,7 @@ Why. softmax_split_rows.py's two_pass_kernel gives each row to one program and l
 H100 keeps 8 of those programs per SM (8 warps each), so about 1000 rows of 256-512 KiB are between their two
 reads at once, far more than the 50 MiB L2; pass 2 reads most of x from memory again (65-67% of copy measured at
 131072 columns). Its split_rows_kernel reads x once but holds a 16384-column chunk in registers while it waits
-for the row's other chunks (88.0% float32, 73.4% bfloat16). Here:
+for the row's other chunks (88.0% float32, 73.4% bfloat16, in the seventh session's report). Here:
 
     (a) K = 1, persistent: a grid of P programs (CONFIG "per_sm": P = SMs x per_sm) takes rows one after another
         from an atomic ticket counter (a program that starts late, because fewer than P fit at once, just takes
@@ -181,7 +181,8 @@ def chunks_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, y_ro
     loops of a known trip count); the difference x - m is taken before the log2 e scaling (scaling x first
     loses float32 bits on large x: 3.4e-6 against 2e-6 on rows shifted by 1000). The program that
     takes the last ticket resets the ticket counter: every other program has taken its ticket by then.
-    Two switches test why cross_entropy_split (88% of copy on bf16 131072) is faster than this kernel (73%):
+    Two switches test why cross_entropy_split looked faster than this kernel on bf16 131072 (its "88%" counted the
+    bytes of ignored rows; with every row targeted, 82.7-83.6%, gpu_2026-11-26_s9/d; this kernel 72-73%):
     FRESH: cross-entropy's counters (a zeroed buffer per call, the ticket counter after the row counters, nothing
     reset); PRESCALE: cross-entropy's arithmetic (x scaled by log2 e once, m and d in base 2)."""
     if FRESH:
@@ -213,7 +214,8 @@ def chunks_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, y_ro
             if PRESCALE:
                 x = x.to(tl.float32) * 1.4426950408889634
                 m_new = tl.maximum(m, tl.max(x, axis=0))
-                d = d * tl.exp2(tl.where(m_new == m, 0.0, m - m_new)) + tl.sum(tl.exp2(x - m_new), axis=0)
+                base = tl.where(m_new == -float("inf"), 0.0, m_new)  # a block of -inf: no (-inf) - (-inf)
+                d = d * tl.exp2(m - base) + tl.sum(tl.exp2(x - base), axis=0)
             else:
                 x = x.to(tl.float32)
                 m_new = tl.maximum(m, tl.max(x, axis=0))
@@ -262,6 +264,8 @@ def softmax_chunks(x, y, chunk=32768, block=8192, warps=8, hints=True, phases=Fa
     k = triton.cdiv(cols, chunk)
     if k > 1 and not phases and not _waits_allowed(x):
         raise ValueError("softmax_chunks: k > 1 waits between programs: GPU only (phases=True elsewhere)")
+    if k > 1 and not phases and k > _sm_count(x):
+        raise ValueError(f"softmax_chunks: k = {k} chunks of a row exceed the SM count (co-residency)")
     part = torch.empty(rows * k * 2, dtype=torch.float32, device=x.device)
     ws = torch.zeros(rows + 1, dtype=torch.int32, device=x.device) if fresh else _counters(x, rows)
     for phase in ((1, 2) if phases and k > 1 else (0,)):

@@ -7,17 +7,18 @@
 // gave each warp one row and used 85 registers (sized for its 2048-value path): 2 blocks of 256 threads per SM,
 // and a 1024-value bf16 row is only 2 KiB (4 uint4 per lane), so at most 2 x 8 x 2 KiB = 32 KiB in flight per
 // SM: 67.5% of copy on an H100 at 65536 x 1024, where layernorm_rows.cu (fp32: a 1024-value row is 4 KiB, also
-// 2 blocks per SM) reached 97.5%. Here a warp always loads up to 8 uint4 per lane (4 KiB) at once: one row of
-// up to 2048 values, or two rows of up to 1024 values; then it normalises one row after the other, so only one
-// row's float32 copies are live at a time; and __launch_bounds__(256, 3) caps the registers at 80 so 3 blocks
-// (24 warps) share an SM: up to 3 x 8 x 4 KiB = 96 KiB in flight.
+// 2 blocks per SM) reached 97.5%. Here a warp loads up to 8 uint4 per lane (4 KiB) at once: one row of up to
+// 2048 values (or, with RMSR_MAX_ROWS 2, two rows of up to 1024 values, normalised one after the other, so only
+// one row's float32 copies are live at a time); and __launch_bounds__(256, 3) caps the registers at 80 so 3
+// blocks (24 warps) share an SM: up to 3 x 8 x 4 KiB = 96 KiB in flight.
 // ptxas (nvcc 13.0, -arch=sm_90, measured without a GPU): 80 registers, 0 bytes stack, no spills; every load
-// and store of x and y an LDG.E.128 / STG.E.128 (cuobjdump -sass). Not yet timed on a GPU.
+// and store of x and y an LDG.E.128 / STG.E.128 (cuobjdump -sass). Timed on H100s: benchmarks/gpu_2026-11-26_s7
+// and _s9/g (norms_sweep.json), the benchmark report.
 //
 // The warp path: each row's sum of squares reduced with shuffles; no shared memory, no barrier. The launch is
-// the exercise's (one block per row), so the first block of each group of 16 (8 warps x 2 rows; 8 for rows of
-// 1025-2048 values) takes the group's rows and the others return at once; a launch of ceil(rows / 8) blocks
-// also works (block b then takes group b; the surplus blocks return).
+// the exercise's (one block per row), so the first block of each group of 8 rows (8 warps x 1 row; 16 rows with
+// RMSR_MAX_ROWS 2 and rows of up to 1024 values) takes the group's rows and the others return at once; a launch
+// of one block per group also works (block b then takes group b; the surplus blocks return).
 // Wider rows take a block per row (uint4 registers up to 8192 values); rows that cannot be read as uint4
 // (cols % 8 != 0 or a base not 16-byte aligned, outside the contract) a block per row with scalar loads.
 // benchmarks/norms_cuda_sweep.py times variants by defining RMSR_WARP_VEC, RMSR_MAX_ROWS or RMSR_MIN_BLOCKS
