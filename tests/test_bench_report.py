@@ -216,3 +216,15 @@ def test_every_impl_is_warmed_before_the_case_is_timed():
     assert set(made) == {"flashcourse", "torch"} and made["flashcourse"] >= 1 and made["torch"] >= 1
     assert seen.count("ours") == made["flashcourse"] and seen.count("torch") == made["torch"]
     assert seen.index("torch") > seen.index("ours") and seen[-1] == "torch"  # one impl after the other
+
+
+def test_a_run_warms_each_case_before_timing_it(tmp_path, monkeypatch):
+    """report.run calls warm on a case's impls before measure times any of them (removing the call would bring
+    back the order effect the ninth session found)."""
+    events = []
+    monkeypatch.setattr(report, "warm", lambda impls, *a, **k: events.append(("warm", sorted(impls))) or {})
+    case = report.Case("rmsnorm", (4, 64), "float32")
+    report.run([case], gpu="Fake GPU", bench=lambda call: events.append(("bench",)) or 0.5,
+               copy_gbps=lambda n: 100.0, device="cpu", log=lambda s: None)
+    assert events[0][0] == "warm" and "flashcourse" in events[0][1]
+    assert events[1:] and all(e == ("bench",) for e in events[1:])

@@ -79,12 +79,15 @@ def test_chunks_match_float64(dtype, cols, kw):
         y = torch.full_like(x, float("nan"))
         lr.softmax_chunks(x, y, **kw)
         _check(x, y)
-        assert not lr._counters(x, 5).any()
+        if not kw.get("fresh"):  # (fresh: a zeroed buffer of its own each call)
+            assert not lr._counters(x, 5).any()
 
 
-def test_chunks_prescaled_on_finite_rows():
-    """PRESCALE (cross-entropy's arithmetic, a speed experiment) assumes finite logits, as cross-entropy may."""
-    x = (torch.randn(5, 20001, generator=torch.Generator().manual_seed(3)) * 3).to(torch.bfloat16).to(DEV)
+def test_chunks_prescaled():
+    """PRESCALE (cross-entropy's arithmetic, a speed experiment): rows of -inf, blocks of -inf before finite ones
+    (a reviewer found those gave NaN before the guard), a late maximum; bfloat16 (scaling x first costs float32
+    bits on large x: not within float32's tolerance, by design)."""
+    x = _input(5, 20001, torch.bfloat16, 3)
     y = torch.full_like(x, float("nan"))
     lr.softmax_chunks(x, y, chunk=8192, block=4096, warps=4, phases=True, prescale=True)
     _check(x, y)

@@ -172,6 +172,22 @@ def test_long_rows_parts():
     assert split._parts(32769, cfg) == 2
 
 
+def test_waiting_kernels_refused_above_the_sms(monkeypatch):
+    """Where a row's K programs would exceed the SMs (co-residency), the dispatch takes the kernel that does not
+    wait (NO_WAIT), for the long-rows entry as for the split one; below, the waiting kernel."""
+    class OnAGpu:  # what config_for reads of a tensor, as a CUDA tensor would have it
+        is_cuda, device = True, "cuda"
+
+        def __init__(self, cols, dtype):
+            self.shape, self.dtype = (2, cols), dtype
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    for dtype, kernel in ((torch.bfloat16, "long_rows"), (torch.float32, "split")):
+        monkeypatch.setattr(split, "_sm_count", lambda device: 132)
+        assert split.config_for(OnAGpu(131072, dtype))["kernel"] == kernel
+        monkeypatch.setattr(split, "_sm_count", lambda device: 3)  # K = 4 (long_rows) or 8 (split) parts a row
+        assert split.config_for(OnAGpu(131072, dtype)) == split.NO_WAIT
+
+
 @pytest.mark.skipif(not course.GPU, reason="K programs waiting for each other: only on a GPU")
 @pytest.mark.parametrize("dtype,rows,cols", [(torch.bfloat16, 300, 131072), (torch.bfloat16, 40, 262144),
                                              (torch.float16, 9, 50001), (torch.bfloat16, 7, 32769)])
