@@ -729,9 +729,12 @@ class Session:
             raise RunnerGone(UNASKED)
         # A worker whose CUDA context was lost answers, then exits (worker.serve: "fatal"), so its descriptors may be
         # gone by now: on an H100 (2026-11-26) checking after that answer called an illegal address a stolen
-        # channel. A fatal answer fails its check and retires the runner (killed) whoever wrote it, so it needs no
-        # check; every other answer, ok or not, is checked (a thief whose answer failed is still caught and killed).
-        if op not in ("bench_go", "ping") and not reply.get("fatal"):  # (not inside a timed batch's clock)
+        # channel. A fatal answer that is not ok fails its check and retires the runner (killed) whoever wrote it, so
+        # it needs no check; every other answer is checked: one not ok (a thief whose answer failed is still caught
+        # and killed), and one ok whatever else it says (an ok answer marked "fatal" by a forger, to skip this
+        # check, got full marks before: tests/test_attacks.py, attack_forged_fatal_reply).
+        fatal_failure = not reply.get("ok") and reply.get("fatal")
+        if op not in ("bench_go", "ping") and not fatal_failure:  # (not inside a timed batch's clock)
             p.check_channel()
         if not reply.get("ok") and reply.get("kind") == "transport" and lending is not None:
             # the runner could not map what was lent: say so, and send this and every later request as files

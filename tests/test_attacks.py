@@ -542,7 +542,7 @@ FORGE = """
         guards = [{"buf": wire.encode(b, seen["directory"], f"{tag}g{i}_"), "n": n, "canary": c}
                   for i, (b, n, c) in enumerate(made)]
         out = wire.encode(y, seen["directory"], tag + "o", known=worker._middle_of(made))
-        wire.send(_CHANNEL[0], {"ok": True, "audit": None, "guards": guards, "out": out,
+        wire.send(_CHANNEL[0], {"ok": True, "audit": None, "guards": guards, "out": out, **EXTRA,
                                 "n": seen["req"].get("n")})  # the request it answers, as the worker's
 
     def softmax_triton(x, y):
@@ -553,7 +553,7 @@ FORGE = """
 
 @pytest.mark.parametrize("take", [True, False])
 def test_a_forged_answer_in_the_reply_channel_fails_its_check(monkeypatch, take):
-    forger = _cell(NUMPY_SOFTMAX + FORGE.replace("TAKE", str(take)), "softmax_triton")
+    forger = _cell(NUMPY_SOFTMAX + FORGE.replace("TAKE", str(take)).replace(" **EXTRA,", ""), "softmax_triton")
     with Session([GOOD, forger]) as s:
         first = s.check("ch01.softmax_triton", "correctness")
         again = s.check("ch01.softmax_triton", "hidden")
@@ -567,3 +567,17 @@ def test_a_forged_answer_in_the_reply_channel_fails_its_check(monkeypatch, take)
         with Session([GOOD, forger]) as s:
             cheat = s.check("ch01.softmax_triton", "correctness")
         assert cheat.passed, cheat.message
+
+
+def test_a_forged_ok_answer_marked_fatal_is_still_channel_checked():
+    """A fatal answer (a worker whose CUDA context is lost answers, then exits) is not channel-checked: its
+    descriptors may be gone. A forger who marks its ok answer "fatal" to skip the check must gain nothing: only an
+    answer that is not ok may skip it (a review of the ninth session's first version found it took such an answer)."""
+    forger = _cell(NUMPY_SOFTMAX + FORGE.replace("TAKE", "True").replace("**EXTRA", '**{"fatal": True}'),
+                   "softmax_triton")
+    with Session([GOOD, forger]) as s:
+        first = s.check("ch01.softmax_triton", "correctness")
+        good = s.check("ch01.safe_softmax", "correctness")
+    assert not first.passed, first.message
+    assert "took the grader's reply channel" in first.message, first.message
+    assert good.passed, good.message
