@@ -37,6 +37,15 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
+def _store(ptr, y, mask, CS: tl.constexpr):
+    """y into ptr, marked streaming (cache_modifier ".cs") when CS."""
+    if CS:
+        tl.store(ptr, y, mask=mask, cache_modifier=".cs")
+    else:
+        tl.store(ptr, y, mask=mask)
+
+
+@triton.jit
 def softmax_rows_cand(x_ptr, y_ptr, rows, cols, x_stride, y_stride, ROWS: tl.constexpr, BLOCK: tl.constexpr,
                       CS: tl.constexpr):
     r = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
@@ -45,10 +54,7 @@ def softmax_rows_cand(x_ptr, y_ptr, rows, cols, x_stride, y_stride, ROWS: tl.con
     x = tl.load(x_ptr + r[:, None] * x_stride + c[None, :], mask=mask, other=-float("inf")).to(tl.float32)
     e = tl.exp2((x - tl.max(x, axis=1)[:, None]) * 1.4426950408889634)
     y = (e * (1.0 / tl.sum(e, axis=1))[:, None]).to(y_ptr.dtype.element_ty)
-    if CS:
-        tl.store(y_ptr + r[:, None] * y_stride + c[None, :], y, mask=mask, cache_modifier=".cs")
-    else:
-        tl.store(y_ptr + r[:, None] * y_stride + c[None, :], y, mask=mask)
+    _store(y_ptr + r[:, None] * y_stride + c[None, :], y, mask, CS)
 
 
 @triton.jit
@@ -63,11 +69,7 @@ def rmsnorm_cand(x_ptr, g_ptr, y_ptr, cols, x_stride, y_stride, eps, BLOCK: tl.c
     rstd = tl.rsqrt(tl.sum(x * x, 0) / cols + eps)
     if not G_FIRST:
         g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
-    y = (x * rstd * g).to(y_ptr.dtype.element_ty)
-    if CS:
-        tl.store(y_ptr + row * y_stride + c, y, mask=mask, cache_modifier=".cs")
-    else:
-        tl.store(y_ptr + row * y_stride + c, y, mask=mask)
+    _store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask, CS)
 
 
 @triton.jit
@@ -86,11 +88,7 @@ def layernorm_cand(x_ptr, g_ptr, b_ptr, y_ptr, cols, x_stride, y_stride, eps, BL
     if not G_FIRST:
         g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + c, mask=mask, other=0.0).to(tl.float32)
-    y = (d * rstd * g + b).to(y_ptr.dtype.element_ty)
-    if CS:
-        tl.store(y_ptr + row * y_stride + c, y, mask=mask, cache_modifier=".cs")
-    else:
-        tl.store(y_ptr + row * y_stride + c, y, mask=mask)
+    _store(y_ptr + row * y_stride + c, (d * rstd * g + b).to(y_ptr.dtype.element_ty), mask, CS)
 
 
 def softmax_call(inputs, y, rows_per, warps, cs):
