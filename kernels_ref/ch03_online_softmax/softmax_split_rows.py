@@ -93,7 +93,7 @@ LOG2E = 1.4426950408889634
 #   float32 8192: rows, 32 warps 99.3% (8 warps 98.9, Chapter 1's kernel 98.7, Liger-Kernel 98.8)
 #   bfloat16 4096: rows, 4 warps, 2 rows a program 96.3% (1 row, 8 warps 95.9; Liger-Kernel 95.6)
 #   bfloat16 32768: two_pass, BLOCK 16384, 16 warps 98.4% (the row is 64 KiB: its second read comes from L2;
-#     rows, 16 warps 96.6; split 76.6; Liger-Kernel 93.6)
+#     rows, 16 warps 96.6; split 76.6; Liger-Kernel 93.6). 8 warps since the tenth session: see _MID.
 #   float32 131072: split, CHUNK 16384, 4 warps, 3 per SM 88.0% (2 per SM 87.1; HOLD x 87.4; the two-read
 #     reference 64.3; two_pass 65.5)
 #   bfloat16 131072: split, CHUNK 16384, 4 warps, 4 per SM, HOLD x 73.4% (HOLD e 73.3; two_pass 67.1; 64.4 for
@@ -106,7 +106,9 @@ _ROWS = ((1024, {"kernel": "rows", "warps": 4, "rows": 4}), (2048, {"kernel": "r
          (16384, {"kernel": "rows", "warps": 16, "rows": 1}))
 # float32 rows of 4097-8192 columns: 32 warps measured fastest at 8192 (narrower rows keep _ROWS' entries)
 _F32 = tuple((w, {"kernel": "rows", "warps": 32, "rows": 1} if w == 8192 else c) for w, c in _ROWS)
-_MID = ((32768, {"kernel": "two_pass", "block": 16384, "warps": 16}),)
+# bfloat16 32768 on an H200 (tenth session, gpu_2026-11-26_s10/a/fast.json): BLOCK 16384 with 16 warps 81.3%, with 8
+# warps 96.1%; on an H100 the same day (s10/c) 98.4 and 97.7%. One table serves both: 8 warps.
+_MID = ((32768, {"kernel": "two_pass", "block": 16384, "warps": 8}),)
 # Half precision past 32768 columns (ninth session): softmax_long_rows.py's kernel, "long_rows", took over from
 # "split": each row cut into parts of PART columns (K = ceil(cols / PART) programs a row), two reads of the part
 # with the second from L2, nothing held in registers across the wait, 3 programs of 8 warps an SM. bfloat16 131072:
