@@ -64,6 +64,7 @@ DEVICE = "cuda"  # a CPU dry run of this script (its logic only) patches this
 # for 0.2 s before it is timed.
 RMS_VARIANTS = [
     ("default, grid=groups", RMS, {}, "groups"),
+    ("rmsnorm_narrow, grid=groups", RMS, {}, "narrow"),  # the file's second kernel (rows of <= 1024 values)
     ("warp_vec=4 max_rows=1 min_blocks=4, grid=groups", RMS,
      {"RMSR_WARP_VEC": 4, "RMSR_MAX_ROWS": 1, "RMSR_MIN_BLOCKS": 4}, "groups"),
     ("min_blocks=4, grid=groups", RMS, {"RMSR_MIN_BLOCKS": 4}, "groups"),
@@ -76,19 +77,35 @@ RMS_VARIANTS = [
     ("max_rows=2 min_blocks=4, grid=groups", RMS, {"RMSR_MAX_ROWS": 2, "RMSR_MIN_BLOCKS": 4}, "groups"),
     ("warp_vec=4 max_rows=1 min_blocks=6, grid=groups", RMS,
      {"RMSR_WARP_VEC": 4, "RMSR_MAX_ROWS": 1, "RMSR_MIN_BLOCKS": 6}, "groups"),
+    # a small block per row, as torch.compile's kernel (94.7% on the H200 where ours took 89.1): RMSR_WARP_VEC 2 sends
+    # rows over 512 values to the block path; "rows/128": the exercise's grid with 128-thread blocks
+    ("block path, 128 threads, min_blocks=5", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 5}, "rows/128"),
+    ("block path, 64 threads, min_blocks=5", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 5}, "rows/64"),
+    ("block path, 128 threads, min_blocks=7", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 7}, "rows/128"),
+    ("block path, 256 threads, min_blocks=4", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 4}, "rows"),
 ]
 # LayerNorm (layernorm_rows.cu, as committed): "groups" is the report's launch (a block per 8 rows), "rows" the
 # exercise's
-LN_VARIANTS = [("default, grid=groups", "groups"), ("default", "rows")]
+LN_VARIANTS = [("default, grid=groups", {}, "groups"), ("default", {}, "rows"),
+               ("layernorm_narrow, grid=groups", {}, "narrow"),  # the file's second kernel (rows of <= 1024 floats)
+               # a block per row on the block path (LNR_WARP_VEC 2: rows over 256 floats), 256 or 128 threads
+               ("block path, 256 threads", {"LNR_WARP_VEC": 2}, "rows"),
+               ("block path, 128 threads", {"LNR_WARP_VEC": 2}, "rows/128")]
 
 
 def source(path: str, defines: dict) -> str:
     return "".join(f"#define {k} {v}\n" for k, v in defines.items()) + notebook_part(path)
 
 
+def threads_for(launch: str) -> int:
+    return int(launch.split("/")[1]) if "/" in launch else THREADS
+
+
 def grid_for(launch: str, rows: int, cols: int, defines: dict) -> int:
-    if launch == "rows":
+    if launch.startswith("rows"):
         return rows
+    if launch == "narrow":
+        return (rows + 7) // 8
     from kernels_ref.report import RMSR_MAX_ROWS, RMSR_WARP_VEC  # the file's defaults (until the tenth session
     vec = defines.get("RMSR_WARP_VEC", RMSR_WARP_VEC)  # this assumed 2 rows a warp: 2 grids left rows out)
     if cols // 8 > 32 * vec:  # the block path: a block per row whatever the launch
@@ -160,16 +177,18 @@ def main() -> int:
         x, g, eps = inputs["x"], inputs["gamma"], float(inputs["eps"])
         y = torch.empty_like(x)
         for variant, path, defines, launch in RMS_VARIANTS:
+            if launch == "narrow" and cols > 1024:
+                continue
             try:
-                k = kernel(path, defines, "rmsnorm_vec")
+                k = kernel(path, defines, "rmsnorm_narrow" if launch == "narrow" else "rmsnorm_vec")
             except Exception as e:  # noqa: BLE001
                 record({"impl": "rmsnorm_rows", "variant": variant, "shape": list(shape), "dtype": "bfloat16",
                         "defines": defines, "error": f"compile: {type(e).__name__}: {str(e)[:300]}"})
                 continue
-            grid = grid_for(launch, rows, cols, defines)
+            grid, threads = grid_for(launch, rows, cols, defines), threads_for(launch)
 
-            def launch_fn(k=k, grid=grid):
-                k((grid,), (THREADS,), (x, g, y, rows, cols, eps))
+            def launch_fn(k=k, grid=grid, threads=threads):
+                k((grid,), (threads,), (x, g, y, rows, cols, eps))
                 return y
 
             def check_fn(launch_fn=launch_fn):
@@ -177,7 +196,7 @@ def main() -> int:
                 return launch_fn()
 
             timed(ex, case, inputs, ref, "rmsnorm_rows", variant, check_fn, launch_fn, k,
-                  {"grid": grid, "defines": defines})
+                  {"grid": grid, "threads": threads, "defines": defines})
         torch_rms = lambda: F.rms_norm(x, (cols,), g, eps)  # noqa: E731
         timed(ex, case, inputs, ref, "F.rms_norm", "torch", torch_rms, torch_rms)
 
@@ -188,19 +207,24 @@ def main() -> int:
         ref = ex.reference(inputs)
         x, g, b, eps = inputs["x"], inputs["gamma"], inputs["beta"], float(inputs["eps"])
         y = torch.empty_like(x)
-        k = kernel(LN, {}, "layernorm_welford")
-        for variant, launch in LN_VARIANTS:
-            grid = (rows + 7) // 8 if launch == "groups" and cols <= 2048 else rows  # wider: a block per row
+        for variant, defines, launch in LN_VARIANTS:
+            if launch == "narrow" and cols > 1024:
+                continue
+            k = kernel(LN, defines, "layernorm_narrow" if launch == "narrow" else "layernorm_welford")
+            warp_cols = 32 * defines.get("LNR_WARP_VEC", 16) * 4
+            grid = (rows + 7) // 8 if launch in ("groups", "narrow") and cols <= warp_cols else rows  # wider: a
+            # block per row
+            threads = threads_for(launch)
 
-            def ln_launch(grid=grid):
-                k((grid,), (THREADS,), (x, g, b, y, rows, cols, eps))
+            def ln_launch(k=k, grid=grid, threads=threads):
+                k((grid,), (threads,), (x, g, b, y, rows, cols, eps))
                 return y
 
             def ln_check(ln_launch=ln_launch):
                 y.fill_(float("nan"))
                 return ln_launch()
             timed(ex, case, inputs, ref, "layernorm_rows", variant, ln_check, ln_launch, k,
-                  {"grid": grid, "defines": {}})
+                  {"grid": grid, "threads": threads, "defines": defines})
         torch_ln = lambda: F.layer_norm(x, (cols,), g, b, eps)  # noqa: E731
         timed(ex, case, inputs, ref, "F.layer_norm", "torch", torch_ln, torch_ln)
 

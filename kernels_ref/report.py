@@ -101,17 +101,21 @@ def _rmsnorm_rows_launch(ns, inputs, outs):
     to 1024 columns where RMSR_MAX_ROWS is 2) up to 2048 columns, a block per row beyond (the kernel takes either
     grid). The exercise's launch, a block per row, leaves 7 of 8 blocks with nothing to do: 87.6% of copy at 65536
     x 1024 against 94.5% on this grid (H100, benchmarks/gpu_2026-11-26_s7/norms_sweep.json; one row a warp 95.3%,
-    gpu_2026-11-26_s9/g)."""
+    gpu_2026-11-26_s9/g). Rows of at most 1024 values take the file's rmsnorm_narrow instead (the same warp path
+    sized for those rows: more blocks an SM; see its comment for the measurements)."""
     x = inputs["x"]
     rows, cols = x.shape
     y = outs.tensor(x.shape, torch.bfloat16)
     n8 = cols // 8
     aligned = all(t.data_ptr() % 16 == 0 for t in (x, inputs["gamma"], y))  # else the kernel takes a block a row
+    args = (x, inputs["gamma"], y, rows, cols, float(inputs["eps"]))
+    if cols % 8 == 0 and aligned and 0 < n8 <= 128:
+        ns["rmsnorm_narrow"](((rows + 7) // 8,), (256,), args)
+        return y
     warp_n8 = 32 * RMSR_WARP_VEC  # uint4 a warp holds: wider rows take the block path
     two = RMSR_MAX_ROWS >= 2 and n8 <= warp_n8 // 2  # two rows a warp where the kernel does it
     group = 1 if cols % 8 or n8 > warp_n8 or not aligned else (16 if two else 8)
-    ns["rmsnorm_vec"](((rows + group - 1) // group,), (256,), (x, inputs["gamma"], y, rows, cols,
-                                                             float(inputs["eps"])))
+    ns["rmsnorm_vec"](((rows + group - 1) // group,), (256,), args)
     return y
 
 
@@ -125,8 +129,11 @@ def _layernorm_rows_launch(ns, inputs, outs):
     aligned = all(t.data_ptr() % 16 == 0 for t in (x, inputs["gamma"], inputs["beta"], y))
     warp_path = cols % 4 == 0 and cols <= 2048 and aligned
     grid = (rows + 7) // 8 if warp_path else rows
-    ns["layernorm_welford"]((grid,), (256,), (x, inputs["gamma"], inputs["beta"], y, rows, cols,
-                                             float(inputs["eps"])))
+    args = (x, inputs["gamma"], inputs["beta"], y, rows, cols, float(inputs["eps"]))
+    if warp_path and 0 < cols <= 1024:  # the file's layernorm_narrow: the same warp path sized for these rows
+        ns["layernorm_narrow"]((grid,), (256,), args)
+        return y
+    ns["layernorm_welford"]((grid,), (256,), args)
     return y
 
 
