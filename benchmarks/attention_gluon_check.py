@@ -1,0 +1,199 @@
+"""Check and time the Gluon FA3-style candidate (kernels_ref/ch04_flash_attention/flash_attention_gluon.py) against
+the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and SDPA's cuDNN backend, on a GPU.
+
+    PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json [--quick] [--budget 230] [--per-call 60]
+
+One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only), D 128 and 64, causal False/True; T = 4096
+first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of flash_attention_gluon.SWEEP[D].
+Each Gluon config is first checked against an fp32 reference on a small batch (B=1, H=2, same T up to 2048) and
+then on the timed shape against SDPA (flash backend, else math); a wrong output, a compile error or any exception
+gives an error record (with the exception text) and no timing. Times: course.timing.bench (L2 flushed, median),
+the same function benchmarks/attention_hopper_sweep.py uses; TFLOP/s = 4·B·H·T²·D / t, half for causal.
+
+One printed line per record; the JSON ("records", then "summary": per shape the best Gluon config and its ratio
+to cuDNN and to the Hopper candidate) is rewritten after every record. A watchdog thread: a call that makes no
+progress for --per-call seconds gives a "hung" record, the JSON is written, and the process exits with code 3
+(a hung GPU kernel cannot be cancelled from Python). Past --budget seconds the remaining records are skipped.
+Importable without a GPU (nothing touches CUDA at import).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
+
+from benchmarks.attention_hopper_sweep import Hung, sdpa, watched  # noqa: E402
+from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg  # noqa: E402
+from kernels_ref.ch04_flash_attention import flash_attention_hopper as fh  # noqa: E402
+
+B, H = 4, 32
+T_ALL = [4096, 1024, 2048, 8192, 16384]
+T_QUICK = [4096]
+SMALL = (1, 2)  # batch and heads of the fp32-reference check
+DTYPE = torch.bfloat16
+
+
+def shapes(quick: bool):
+    ts = T_QUICK if quick else T_ALL
+    return [(D, T, causal) for T in ts for D in (128, 64) for causal in (False, True)]
+
+
+def tflops(T, D, causal, ms):
+    return 4 * B * H * T * T * D * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12
+
+
+def reference_fp32(q, k, v, causal):
+    """Attention in fp32 (per head, so T = 2048 stays small)."""
+    q, k, v = (t.float() for t in (q, k, v))
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        T = s.shape[-1]
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def tolerance(ref):
+    """A few bf16 roundings of the largest output, as in tests/test_attention_hopper.py."""
+    return 8 * 2.0 ** -8 * max(1.0, ref.abs().max().item())
+
+
+def check_small(cfg, D, T, causal):
+    """Max error of the config against fp32 on B=1, H=2 (T capped at 2048); raises AssertionError if wrong."""
+    Ts = min(T, 2048)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q, k, v = (torch.randn(*SMALL, Ts, D, device="cuda", generator=g).to(DTYPE) for _ in range(3))
+    o = torch.full_like(q, float("nan"))  # a row the kernel forgets stays NaN
+    fg.flash_attention(q, k, v, o, causal, cfg)
+    torch.cuda.synchronize()
+    ref = reference_fp32(q, k, v, causal)
+    err = (o.float() - ref).abs().max().item()
+    if not err <= tolerance(ref):  # NaN fails too
+        raise AssertionError(f"wrong output vs fp32 at B=1 H=2 T={Ts}: max err {err:.3g} > {tolerance(ref):.3g}")
+    return err
+
+
+def main(argv=None):
+    from course import timing
+
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0].startswith("-"):
+        sys.exit(__doc__)
+    out = args[0]
+    quick = "--quick" in args
+    budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 230.0
+    per_call = float(args[args.index("--per-call") + 1]) if "--per-call" in args else 60.0
+    t_start = time.time()
+    dev = torch.cuda.get_device_name()
+    import triton
+    doc = {"device": dev, "torch": torch.__version__, "triton": triton.__version__, "dtype": "bfloat16",
+           "B": B, "H": H, "quick": quick, "configs": {D: [c.name() for c in fg.SWEEP[D]] for D in fg.SWEEP},
+           "default": {D: fg.CONFIGS[D].name() for D in fg.CONFIGS}, "records": [], "summary": [],
+           "complete": False}
+
+    def save():
+        with open(out, "w") as f:
+            json.dump(doc, f, indent=1)
+
+    def record(rec):
+        doc["records"].append(rec)
+        if "tflops" in rec:
+            what = f"{rec['tflops']:.0f} TFLOP/s (max err {rec.get('max_err', 0):.3g}"
+            what += f", small {rec['small_err']:.3g}" if "small_err" in rec else ""
+            what += f", first call {rec['first_call_s']} s)"
+        else:
+            what = f"ERROR {rec.get('error')}"
+        print(f"{dev} | D={rec['D']} T={rec['T']} causal={rec['causal']} {rec['variant']}: {what}"
+              f" [{time.time() - t_start:.0f} s]", flush=True)
+        save()
+
+    hung = False
+    all_shapes = shapes(quick)
+    for D, T, causal in all_shapes:
+        if hung:
+            break
+        base = {"D": D, "T": T, "causal": causal}
+        if time.time() - t_start > budget:
+            record(dict(base, variant="all", error=f"skipped: past the {budget:.0f} s budget"))
+            continue
+        g = torch.Generator(device="cuda").manual_seed(0)
+        q, k, v = (torch.randn(B, H, T, D, device="cuda", dtype=DTYPE, generator=g) for _ in range(3))
+        o = torch.empty_like(q)
+        try:
+            ref = sdpa(torch.nn.attention.SDPBackend.FLASH_ATTENTION, q, k, v, causal)
+        except RuntimeError:
+            ref = sdpa(torch.nn.attention.SDPBackend.MATH, q, k, v, causal)
+        tol = tolerance(ref)
+        variants = [("sdpa cudnn", None, lambda: sdpa(torch.nn.attention.SDPBackend.CUDNN_ATTENTION, q, k, v, causal)),
+                    ("triton hopper " + fh.resolve_config(D).name(), None,
+                     lambda: fh.flash_attention(q, k, v, o, causal))]
+        variants += [(cfg.name(), cfg, lambda cfg=cfg: fg.flash_attention(q, k, v, o, causal, cfg))
+                     for cfg in fg.SWEEP[D]]
+        for name, cfg, call in variants:
+            rec = dict(base, variant=name, config=cfg._asdict() if cfg else None)
+            if time.time() - t_start > budget:
+                record(dict(rec, error=f"skipped: past the {budget:.0f} s budget"))
+                continue
+            try:
+                t0 = time.time()
+                if cfg is not None:
+                    rec["small_err"] = watched(lambda cfg=cfg: check_small(cfg, D, T, causal), per_call)
+
+                def check(call=call):
+                    o.fill_(float("nan"))
+                    got = call()
+                    got = o if got is None else got
+                    torch.cuda.synchronize()
+                    return (got.float() - ref.float()).abs().max().item()
+                err = watched(check, per_call)
+                rec["first_call_s"] = round(time.time() - t0, 2)  # compile included
+                rec["max_err"] = err
+                if not err <= tol:
+                    rec["error"] = f"wrong output vs SDPA: max err {err:.3g} > {tol:.3g}"
+                else:
+                    ms = watched(lambda call=call: timing.bench(call), per_call)
+                    rec["ms"] = ms
+                    rec["tflops"] = tflops(T, D, causal, ms)
+            except Hung as e:
+                rec["error"] = f"hung: {e}"
+                hung = True
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = f"{type(e).__name__}: {str(e)[-600:]}"
+            record(rec)
+            if hung:
+                break
+        q = k = v = o = ref = None
+        torch.cuda.empty_cache()
+
+    print(f"\n{dev}: best Gluon config per shape (TFLOP/s; ratio to cuDNN; to the Hopper candidate)", flush=True)
+    for D, T, causal in all_shapes:
+        recs = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)]
+        ok = [r for r in recs if r.get("config") and r.get("tflops")]
+        cudnn = next((r.get("tflops") for r in recs if r["variant"] == "sdpa cudnn"), None)
+        hopper = next((r.get("tflops") for r in recs if r["variant"].startswith("triton hopper")), None)
+        best = max(ok, key=lambda r: r["tflops"]) if ok else None
+        row = {"D": D, "T": T, "causal": causal, "best": best and best["variant"],
+               "tflops": best and best["tflops"], "sdpa cudnn": cudnn, "triton hopper": hopper,
+               "vs_cudnn": best and cudnn and best["tflops"] / cudnn,
+               "vs_hopper": best and hopper and best["tflops"] / hopper,
+               "errors": [r["variant"] for r in recs if "error" in r]}
+        doc["summary"].append(row)
+        fmt = lambda x, f="{:.0f}": f.format(x) if x else "-"  # noqa: E731
+        print(f"D={D} T={T} causal={causal}: {row['best']} {fmt(row['tflops'])} | cuDNN {fmt(cudnn)} "
+              f"(x{fmt(row['vs_cudnn'], '{:.2f}')}) | hopper {fmt(hopper)} (x{fmt(row['vs_hopper'], '{:.2f}')})"
+              + (f" | errors: {', '.join(row['errors'])}" if row["errors"] else ""), flush=True)
+    doc["complete"] = not hung and all("skipped" not in r.get("error", "") for r in doc["records"])
+    doc["elapsed_s"] = round(time.time() - t_start, 1)
+    save()
+    print(f"elapsed {doc['elapsed_s']} s, complete={doc['complete']}, written {out}", flush=True)
+    if hung:
+        os._exit(3)  # a hung kernel keeps the CUDA context busy: do not wait for it at exit
+
+
+if __name__ == "__main__":
+    main()

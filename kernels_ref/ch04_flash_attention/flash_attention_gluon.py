@@ -1,0 +1,411 @@
+"""Candidate: a FlashAttention-3-style forward for Hopper (sm_90a), written in Gluon.
+
+Same contract as `flash_attention_hopper.py` (`flash_attention(q, k, v, o, causal)`, q/k/v/o (B, H, T, D)
+contiguous bf16 or fp16, o written in place, softmax scale D**-0.5 with log2(e) folded in for exp2, fp32
+statistics and accumulator). Supported: D in {64, 128} and T a multiple of the config's BLOCK_M and
+BLOCK_N; anything else raises ValueError (it does not fall back: a benchmark must never time another
+kernel under this name). Gluon is Triton's lower level: we choose the layouts, the shared buffers, the
+barriers and which warps run which code; the compiler does not pipeline or specialize for us.
+
+Why plain Triton stops short of cuDNN on Hopper, by counting. Per key tile of BLOCK_N keys, a query
+tile of M rows does two GEMMs (S = Q Kᵀ and O += P V, 4·M·BLOCK_N·D flops) and a softmax over M·BLOCK_N
+scores (a max, an FMA, an exp2, a sum per score, plus the O rescale). An H100 SXM's tensor cores do
+about 990 TFLOP/s of bf16, its special-function units about 3.9 T exp2/s (16 per SM per clock, 132
+SMs, 1.83 GHz). For D = 128 the GEMMs of a tile take 4·128/990e12 = 0.52 ns per score, the exp2 alone
+1/3.9e12 = 0.26 ns per score: the softmax is half as long as the GEMMs. Done one after the other
+(Triton's single instruction stream, each wgmma waited before the softmax uses its result) the
+tensor cores idle a third of the time or more: 990 · 0.52/(0.52 + 0.26 + the FMAs, max, sum) is the
+~600 TFLOP/s ceiling we hit. For D = 64 the GEMMs halve and the softmax does not, so it is worse. The
+only way up is to run the softmax *while* the tensor cores work. Hopper gives us three tools:
+
+* wgmma is asynchronous: `warpgroup_mma(..., is_async=True)` returns at once; the warpgroup can run
+  other instructions until `warpgroup_mma_wait(n)` (at most n groups still in flight).
+* TMA: one thread issues a whole tile copy, global -> shared, in the swizzled layout wgmma reads;
+  completion is counted in bytes on an mbarrier (`mbarrier.expect` + the copy's `tx` bytes).
+* `setmaxnreg`: warpgroups of one CTA can hand registers to each other at run time.
+
+The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
+
+* Producer (worker partition, 1 warp, 24 registers): loads the CTA's query tile once, then for each
+  key tile j the K tile and the V tile into stage j % NUM_STAGES of a ring of shared buffers. Before
+  reusing a stage it waits that stage's `k_empty`/`v_empty` barrier (the consumers are done with the
+  previous tile there); each copy completes that stage's `k_ready`/`v_ready` barrier when its bytes
+  have landed. It does no math, so it needs only a few registers: `setmaxnreg` hands the rest to the
+  consumers, which need ~200 per thread (the S tile, the P tile and the O accumulator live in
+  registers: for 64 rows per warpgroup and BLOCK_N = D = 128 that is 64 + 32 + 64 per thread, plus
+  addresses and statistics). Loads run ahead of the math by up to NUM_STAGES tiles, so memory latency
+  never shows in the consumers' loop.
+* Consumers (the default partition, NUM_CONSUMERS warpgroups of 4 warps, each owning BLOCK_M /
+  NUM_CONSUMERS query rows, sharing every K/V tile in shared memory): the online softmax with
+  FlashAttention-3's intra-warpgroup overlap. Iteration j issues S_j = Q K_jᵀ and then
+  O += P_{j-1} V_{j-1} (both async, in that order), waits only for S_j, runs the softmax of tile j
+  (row max, exp2, row sum) while P_{j-1} V_{j-1} is still on the tensor cores, then waits for it,
+  releases the K and V stages, and rescales O by exp2(m_old - m_new). So within one warpgroup the
+  softmax of tile j overlaps the PV GEMM of tile j-1. Across warpgroups, the warp schedulers
+  interleave two (or more) consumer warpgroups: while one is in its exp2s, the other's wgmmas keep the
+  tensor cores fed (FA3's inter-warpgroup overlap; FA3 forces strict ping-pong with named barriers,
+  Gluon 3.6 has none, here it comes from the scheduler).
+  P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
+  the wgmma accumulator and A-operand register layouts hold the same rows in the same threads.
+
+Causal: key tiles right of the diagonal are never loaded; only tiles that straddle the diagonal are
+masked (a second loop); the grid runs the longest query tiles first so the short ones fill the tail.
+The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
+
+Configs per head dimension in CONFIGS; every field can be overridden per call (a GPU sweep picks:
+benchmarks/attention_gluon_check.py).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import triton
+
+try:  # Gluon's Hopper module: triton >= 3.5 (checked: 3.6.0, 3.7.1)
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma,
+                                                                  warpgroup_mma, warpgroup_mma_wait)
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    HAS_GLUON = True
+except ImportError:  # pragma: no cover - older triton
+    HAS_GLUON = False
+
+LOG2E = 1.4426950408889634
+
+
+class Config(NamedTuple):
+    BLOCK_M: int        # query rows per CTA, split evenly over the consumer warpgroups (64 or 128 each)
+    BLOCK_N: int        # keys per K/V tile
+    num_stages: int     # K/V ring depth in shared memory
+    num_consumers: int  # consumer warpgroups (the default partition has 4 * num_consumers warps)
+    producer_regs: int = 24  # registers per thread of the TMA producer warp (setmaxnreg)
+
+    def name(self) -> str:
+        return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
+                + (f"-r{self.producer_regs}" if self.producer_regs != 24 else ""))
+
+
+# FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA
+# (a guess until benchmarks/attention_gluon_check.py has measured the candidates in SWEEP).
+CONFIGS = {64: Config(128, 128, 3, 2), 128: Config(128, 128, 2, 2)}
+# Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
+SWEEP = {
+    64: [Config(128, 128, 3, 2), Config(128, 128, 2, 2), Config(128, 128, 4, 2), Config(128, 64, 4, 2),
+         Config(64, 128, 3, 1)],
+    128: [Config(128, 128, 2, 2), Config(128, 128, 3, 2), Config(128, 64, 4, 2), Config(128, 64, 3, 2),
+          Config(64, 128, 2, 1)],
+}
+# Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills. Left out: 128 rows per
+# consumer with D = 64 (BM256-BN64: 16 B of spills when causal) and three consumers (BM192, 160 registers
+# each: kilobytes of spills; T = 1024 is no multiple of 192 either).
+SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
+
+
+def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
+    """Query tile + the K/V ring + barriers (the output reuses the query buffer)."""
+    return (cfg.BLOCK_M + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize + 8 * (1 + 4 * cfg.num_stages)
+
+
+def check_config(cfg: Config, D: int, T: int | None = None) -> None:
+    """ValueError naming the first thing this kernel does not support."""
+    if D not in (64, 128):
+        raise ValueError(f"flash_attention_gluon: head dimension {D} not supported (64 or 128)")
+    rows = cfg.BLOCK_M // max(cfg.num_consumers, 1)
+    if cfg.num_consumers < 1 or rows * cfg.num_consumers != cfg.BLOCK_M or rows not in (64, 128):
+        raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
+    if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
+        raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_N in 64/128/256, num_stages >= 1")
+    if smem_bytes(cfg, D) > SMEM_LIMIT:
+        raise ValueError(f"flash_attention_gluon: {cfg} needs {smem_bytes(cfg, D)} B of shared memory for D={D}")
+    if T is not None and (T % cfg.BLOCK_M or T % cfg.BLOCK_N):
+        raise ValueError(f"flash_attention_gluon: T={T} must be a multiple of BLOCK_M={cfg.BLOCK_M} and "
+                         f"BLOCK_N={cfg.BLOCK_N} (use flash_attention_hopper for other lengths)")
+
+
+if HAS_GLUON:
+
+    @gluon.jit
+    def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
+                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+        """One warp: TMA loads of the consumers' query tiles, then of every K and V tile into the ring."""
+        q_bar, k_ready, v_ready, k_empty, v_empty = bars
+        mbarrier.expect(q_bar, NUM_CONSUMERS * q_desc.block_type.nbytes)
+        for c in gl.static_range(NUM_CONSUMERS):
+            tma.async_copy_global_to_shared(q_desc, [head_row + row0 + c * M_WG, 0], q_bar, q_smem.index(c))
+        for j in range(n_tiles):
+            s = j % NUM_STAGES
+            # Round r = j // NUM_STAGES of stage s may start once round r-1 was released. A fresh mbarrier
+            # counts as having completed the phase before phase 0, so round 0 passes at once (parity 1).
+            free_parity = (j // NUM_STAGES & 1) ^ 1
+            row = head_row + j * BLOCK_N
+            mbarrier.wait(k_empty.index(s), free_parity)
+            mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(s), k_smem.index(s))
+            mbarrier.wait(v_empty.index(s), free_parity)
+            mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
+
+    @gluon.jit
+    def _scores(q_smem, k_smem, bars, j, s_layout: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                NUM_STAGES: gl.constexpr):
+        """Issue S_j = Q K_jᵀ (async) once K_j has landed; returns the wgmma token."""
+        k_ready = bars[1]
+        s = j % NUM_STAGES
+        mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
+        zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        # K's tile is [BLOCK_N, D] in shared memory; its transposed view is the B operand (D x BLOCK_N).
+        return warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+
+    @gluon.jit
+    def _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout: gl.constexpr, BLOCK_N: gl.constexpr,
+                      MASKED: gl.constexpr):
+        """Online-softmax update for the raw scores sc of key tile j: new max, P (fp32), alpha, new sum."""
+        if MASKED:  # causal, a tile on the diagonal: keys after the query are -inf
+            k_pos = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+            sc = gl.where(k_pos[None, :] <= q_pos[:, None], sc, -float("inf"))
+        # Max of the raw scores, scaled after (BLOCK_M multiplies, not BLOCK_M * BLOCK_N); qk_scale > 0.
+        m_new = gl.maximum(m_i, gl.max(sc, axis=1) * qk_scale)
+        p = gl.exp2(sc * qk_scale - m_new[:, None])  # one FMA + one exp2 per score
+        alpha = gl.exp2(m_i - m_new)  # m_i = -inf on the first tile: alpha = 0, no NaN (m_new is finite)
+        l_i = l_i * alpha + gl.sum(p, axis=1)
+        return p, m_new, l_i, alpha
+
+    @gluon.jit
+    def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi,
+                s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
+                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr):
+        """Key tiles [lo, hi), tile j-1's P V overlapping tile j's softmax. On entry p holds P_{lo-1}
+        (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1."""
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
+        for j in range(lo, hi):
+            s_tok = _scores(q_smem, k_smem, bars, j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES)
+            prev = (j - 1) % NUM_STAGES
+            mbarrier.wait(v_ready.index(prev), (j - 1) // NUM_STAGES & 1)
+            p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+            o_tok = warpgroup_mma(p_op, v_smem.index(prev), acc, is_async=True)
+            # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
+            sc = warpgroup_mma_wait(1, deps=(s_tok, ))
+            mbarrier.arrive(k_empty.index(j % NUM_STAGES), count=1)
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
+            acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
+            mbarrier.arrive(v_empty.index(prev), count=1)
+            acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+        return acc, p, m_i, l_i
+
+    @gluon.jit
+    def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                  WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+                  NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr):
+        """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile."""
+        q_bar = bars[0]
+        k_ready = bars[1]
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
+        my_q = q_smem.index(WG)
+        start = row0 + WG * M_WG  # this warpgroup's first query position in the head
+        n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
+        if CAUSAL:
+            n_unmasked = start // BLOCK_N  # key tiles entirely left of the diagonal
+        else:
+            n_unmasked = n_tiles
+        # wgmma register layouts of one warpgroup (4 warps stacked along M, 16 rows each per step);
+        # instruction tile m16 x N x k16 (bf16/fp16), N = BLOCK_N for S, D for O.
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                          instr_shape=[16, BLOCK_N, 16])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                          instr_shape=[16, D, 16])
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
+        m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+        l_i = gl.zeros([M_WG], gl.float32, gl.SliceLayout(1, s_layout))
+        acc = gl.zeros([M_WG, D], gl.float32, o_layout)
+
+        mbarrier.wait(q_bar, 0)
+        # Prologue, tile 0: scores and softmax only (its P V is issued in the next iteration). Tile 0 is
+        # never right of the diagonal, so the causal mask there is exact even when it changes nothing.
+        s_tok = _scores(my_q, k_smem, bars, 0, s_layout, M_WG, BLOCK_N, NUM_STAGES)
+        sc = warpgroup_mma_wait(0, deps=(s_tok, ))
+        mbarrier.arrive(k_empty.index(0), count=1)
+        p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
+        # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
+        lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
+        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo,
+                                   s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False)
+        if CAUSAL:
+            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, lo,
+                                       n_tiles, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True)
+        # Epilogue: the last tile's P V.
+        last = (n_tiles - 1) % NUM_STAGES
+        mbarrier.wait(v_ready.index(last), (n_tiles - 1) // NUM_STAGES & 1)
+        p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
+        acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
+        mbarrier.arrive(v_empty.index(last), count=1)
+        if CAUSAL:
+            # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
+            # loads for the others. Release those stages in order (waiting each load, so every arrive
+            # lands in its own round), or the producer would wait for this warpgroup forever.
+            n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
+            for j in range(n_tiles, n_cta):
+                s = j % NUM_STAGES
+                mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
+                mbarrier.arrive(k_empty.index(s), count=1)
+                mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                mbarrier.arrive(v_empty.index(s), count=1)
+
+        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
+        # Every wgmma that read this warpgroup's query tile has retired: the buffer takes the output.
+        my_q.store(o.to(o_desc.dtype))
+        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
+        tma.async_copy_shared_to_global(o_desc, [head_row + start, 0], my_q)
+        tma.store_wait(0)
+
+    @gluon.jit
+    def _n_key_tiles(row0, T, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr,
+                     NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr):
+        """Key tiles consumer WG reads: all of them, or (causal) up to and including its diagonal."""
+        if CAUSAL:
+            return gl.cdiv(row0 + (WG + 1) * M_WG, BLOCK_N)
+        else:
+            return T // BLOCK_N
+
+    @gluon.jit
+    def _fa3_forward_kernel(q_desc, k_desc, v_desc, o_desc, T, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
+                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
+                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
+        """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
+        The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of the query tile and of
+        BLOCK_N, so no tile crosses a head."""
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        tile = gl.num_programs(0) - 1 - gl.program_id(0)
+        head_row = gl.program_id(1) * T
+        row0 = tile * BLOCK_M
+        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
+
+        dtype: gl.constexpr = q_desc.dtype
+        q_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], q_desc.layout)
+        k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
+        q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        k_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        v_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(q_bar, count=1)
+        for s in gl.static_range(NUM_STAGES):
+            mbarrier.init(k_ready.index(s), count=1)  # completed by the TMA's byte count
+            mbarrier.init(v_ready.index(s), count=1)
+            mbarrier.init(k_empty.index(s), count=NUM_CONSUMERS)  # one arrive per consumer warpgroup
+            mbarrier.init(v_empty.index(s), count=NUM_CONSUMERS)
+        bars = (q_bar, k_ready, v_ready, k_empty, v_empty)
+
+        # One partition per consumer warpgroup (its own instruction stream: an arrive synchronizes only
+        # its 4 warps, so the warpgroups drift apart and one's softmax overlaps another's wgmmas), the
+        # first one in the default partition (num_warps = 4), then the producer warp.
+        if NUM_CONSUMERS == 1:
+            gl.warp_specialize([
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+            ], [1], [PRODUCER_REGS])
+        elif NUM_CONSUMERS == 2:
+            gl.warp_specialize([
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+            ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+        else:
+            gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
+            gl.warp_specialize([
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+            ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
+
+
+def _gl_dtype(torch_dtype):
+    name = str(torch_dtype).removeprefix("torch.")
+    return {"bfloat16": gl.bfloat16, "float16": gl.float16}[name]
+
+
+def consumer_regs(cfg: Config) -> int:
+    """Registers per consumer thread after setmaxnreg: the 64K register file of the SM (one CTA) less the
+    producer's warpgroup, shared by the consumer warpgroups, a multiple of 8, at most 240 (FA3's split:
+    240 with two consumers, 160 with three)."""
+    per_thread = (65536 // 128 - cfg.producer_regs) // cfg.num_consumers
+    return min(240, per_thread // 8 * 8)
+
+
+def kernel_args(cfg: Config, D: int) -> dict:
+    """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
+    return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
+                NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
+                num_warps=4)  # the default partition is consumer warpgroup 0
+
+
+def flash_attention(q, k, v, o, causal, config: Config | None = None):
+    """o = softmax(q kᵀ / sqrt(D) [+ causal mask]) v; q, k, v, o (B, H, T, D) bf16/fp16 contiguous, on an
+    sm_90 GPU. Raises ValueError for what it does not support (see the module docstring)."""
+    if not HAS_GLUON:
+        raise ValueError("flash_attention_gluon: this triton has no triton.experimental.gluon Hopper module")
+    B, H, T, D = q.shape
+    cfg = config or CONFIGS.get(D)
+    if cfg is None:
+        raise ValueError(f"flash_attention_gluon: head dimension {D} not supported (64 or 128)")
+    check_config(cfg, D, T)
+    if q.dtype not in _ok_dtypes() or any(t.dtype != q.dtype or t.shape != q.shape for t in (k, v, o)):
+        raise ValueError("flash_attention_gluon: q, k, v, o must share one shape and be bf16 or fp16")
+    if not all(t.is_contiguous() for t in (q, k, v, o)):
+        raise ValueError("flash_attention_gluon: q, k, v, o must be contiguous")
+    n_rows = B * H * T
+    dt = _gl_dtype(q.dtype)
+
+    def desc(t, rows):
+        layout = gl.NVMMASharedLayout.get_default_for([rows, D], dt)
+        return TensorDescriptor(t.view(n_rows, D), [n_rows, D], [D, 1], [rows, D], layout)
+    m_wg = cfg.BLOCK_M // cfg.num_consumers
+    grid = (T // cfg.BLOCK_M, B * H)
+    _fa3_forward_kernel[grid](desc(q, m_wg), desc(k, cfg.BLOCK_N), desc(v, cfg.BLOCK_N), desc(o, m_wg), T,
+                              D ** -0.5 * LOG2E, CAUSAL=bool(causal), **kernel_args(cfg, D))
+
+
+def _ok_dtypes():
+    import torch
+    return (torch.bfloat16, torch.float16)
+
+
+# -- offline compile (no GPU): used by tests/test_attention_gluon.py ----------------------------------------
+
+def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16"):
+    """Compile the kernel for sm_90a without a GPU; returns triton's CompiledKernel (asm: ttgir, ptx, cubin)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    check_config(cfg, D)
+    gdt = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype_str]
+
+    def desc_sig(rows):
+        layout = gl.NVMMASharedLayout.get_default_for([rows, D], gdt)
+        return f"tensordesc<{dtype_str}[{rows}, {D}],{layout!r}>"
+    args = kernel_args(cfg, D)
+    num_warps = args.pop("num_warps")
+    constexprs = dict(args, CAUSAL=bool(causal))
+    m_wg = args["M_WG"]
+    runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
+               "o_desc": desc_sig(m_wg), "T": "i32", "qk_scale": "fp32"}
+    signature = {name: runtime.get(name, "constexpr") for name in _fa3_forward_kernel.arg_names}
+    src = GluonASTSource(_fa3_forward_kernel, signature, constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})

@@ -1,0 +1,105 @@
+"""The Gluon FA3-style candidate (kernels_ref/ch04_flash_attention/flash_attention_gluon.py), compiled for sm_90a
+without a GPU: Gluon does not run in the interpreter, so on the CPU we check what the compiler made of it. Its
+numbers (and its correctness on data) come from benchmarks/attention_gluon_check.py on a GPU.
+
+Asserted in the PTX of each default config (D 64 and 128, causal or not): the GEMMs are wgmma.mma_async; loads are
+TMA (cp.async.bulk.tensor) completed on mbarriers; the partitions re-split the register file (setmaxnreg: the
+producer down to its 24, the consumers up to their share); and ptxas reports no spills (no local memory)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not fg.HAS_GLUON:
+    pytest.skip("this triton has no triton.experimental.gluon Hopper module", allow_module_level=True)
+
+
+def _ptxas():
+    import triton
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    return path if os.path.exists(path) else shutil.which("ptxas")
+
+
+# Run in a child process without the Triton interpreter: the course's CPU mode (tests/conftest.py imports
+# course) sets TRITON_INTERPRET=1 before the kernels are defined, which turns the @jit combine functions of
+# gl.max/gl.sum into interpreter objects that the Gluon compiler rejects.
+_COMPILE = """
+import json, sys
+from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+out = {}
+for D in (64, 128):
+    for causal in (False, True):
+        path = f"{sys.argv[1]}/k{D}_{int(causal)}.ptx"
+        with open(path, "w") as f:
+            f.write(fg.compile_offline(fg.CONFIGS[D], D, causal).asm["ptx"])
+        out[f"{D},{int(causal)}"] = path
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def ptx_files(tmp_path_factory):
+    import triton
+    tmp = tmp_path_factory.mktemp("gluon_ptx")
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([sys.executable, "-c", _COMPILE, str(tmp)], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=600)
+    if run.returncode != 0:
+        last = [ln for ln in run.stderr.splitlines() if ln.strip() and not ln.strip().startswith("^")][-1:]
+        if triton.__version__ != "3.6.0":  # the Gluon API moves between releases; the GPU machines run 3.6.0
+            pytest.skip(f"does not compile with triton {triton.__version__} (written for 3.6.0): {last}")
+        raise AssertionError(run.stderr[-3000:])
+    return {tuple(int(x) for x in key.split(",")): path for key, path in json.loads(run.stdout).items()}
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_ptx_is_warp_specialized_wgmma_with_tma(ptx_files, D, causal):
+    cfg = fg.CONFIGS[D]
+    with open(ptx_files[D, int(causal)]) as f:
+        ptx = f.read()
+    # Per consumer warpgroup: S of tile 0, S and PV in the loop (twice if causal), the last PV: each a
+    # (D or BLOCK_N) / 16-step chain of m64nNk16 instructions.
+    n_wgmma = len(re.findall(r"wgmma\.mma_async", ptx))
+    assert n_wgmma >= cfg.num_consumers * 4, n_wgmma
+    # TMA loads completing on an mbarrier (shared::cluster in triton 3.6.0's PTX, shared::cta in 3.7.1's)
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global\.mbarrier::complete_tx", ptx)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx  # TMA store of O
+    assert "mbarrier.try_wait" in ptx and "mbarrier.arrive" in ptx
+    regs = {int(n) for n in re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)}
+    assert cfg.producer_regs in regs and fg.consumer_regs(cfg) in regs, regs
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    assert "wgmma.wait_group.sync.aligned 1" in ptx  # S waited while P V stays in flight
+
+
+@pytest.mark.parametrize("D", [64, 128])
+def test_ptxas_no_spills(ptx_files, D, tmp_path):
+    ptxas = _ptxas()
+    if ptxas is None:
+        pytest.skip("no ptxas")
+    out = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx_files[D, 1], "-o", str(tmp_path / "k.cubin")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    log = out.stdout + out.stderr
+    assert "0 bytes spill stores, 0 bytes spill loads" in log, log
+    assert "serialized" not in log, log  # ptxas's warning when wgmma pipelining across calls is lost
+
+
+def test_configs_fit_and_unsupported_raise():
+    for D, cfgs in fg.SWEEP.items():
+        assert fg.CONFIGS[D] in cfgs and len({c.name() for c in cfgs}) == len(cfgs)
+        for c in cfgs:
+            fg.check_config(c, D)
+    with pytest.raises(ValueError, match="head dimension"):
+        fg.check_config(fg.CONFIGS[64], 96)
+    with pytest.raises(ValueError, match="multiple"):
+        fg.check_config(fg.CONFIGS[128], 128, T=1000)
+    with pytest.raises(ValueError, match="shared memory"):
+        fg.check_config(fg.Config(128, 128, 4, 2), 128)
