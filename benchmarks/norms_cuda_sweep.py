@@ -87,7 +87,6 @@ RMS_VARIANTS = [
 # LayerNorm (layernorm_rows.cu, as committed): "groups" is the report's launch (a block per 8 rows), "rows" the
 # exercise's
 LN_VARIANTS = [("default, grid=groups", {}, "groups"), ("default", {}, "rows"),
-               ("layernorm_narrow, grid=groups", {}, "narrow"),  # the file's second kernel (rows of <= 1024 floats)
                # a block per row on the block path (LNR_WARP_VEC 2: rows over 256 floats), 256 or 128 threads
                ("block path, 256 threads", {"LNR_WARP_VEC": 2}, "rows"),
                ("block path, 128 threads", {"LNR_WARP_VEC": 2}, "rows/128")]
@@ -208,12 +207,9 @@ def main() -> int:
         x, g, b, eps = inputs["x"], inputs["gamma"], inputs["beta"], float(inputs["eps"])
         y = torch.empty_like(x)
         for variant, defines, launch in LN_VARIANTS:
-            if launch == "narrow" and cols > 1024:
-                continue
-            k = kernel(LN, defines, "layernorm_narrow" if launch == "narrow" else "layernorm_welford")
+            k = kernel(LN, defines, "layernorm_welford")
             warp_cols = 32 * defines.get("LNR_WARP_VEC", 16) * 4
-            grid = (rows + 7) // 8 if launch in ("groups", "narrow") and cols <= warp_cols else rows  # wider: a
-            # block per row
+            grid = (rows + 7) // 8 if launch == "groups" and cols <= warp_cols else rows  # wider: a block per row
             threads = threads_for(launch)
 
             def ln_launch(k=k, grid=grid, threads=threads):

@@ -74,6 +74,8 @@ FAST_REFERENCES = {
                             "layernorm_welford"),
     "ch05.rmsnorm_vec_cuda": ("reference, warp per row", "kernels_ref/ch05_fused_norms/rmsnorm_rows.cu",
                               "rmsnorm_vec"),
+    "ch04.flash_attention_triton": ("reference, Gluon on Hopper",
+                                    "kernels_ref.ch04_flash_attention.flash_attention_fast", "flash_attention"),
 }
 
 

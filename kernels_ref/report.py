@@ -129,11 +129,8 @@ def _layernorm_rows_launch(ns, inputs, outs):
     aligned = all(t.data_ptr() % 16 == 0 for t in (x, inputs["gamma"], inputs["beta"], y))
     warp_path = cols % 4 == 0 and cols <= 2048 and aligned
     grid = (rows + 7) // 8 if warp_path else rows
-    args = (x, inputs["gamma"], inputs["beta"], y, rows, cols, float(inputs["eps"]))
-    if warp_path and 0 < cols <= 1024:  # the file's layernorm_narrow: the same warp path sized for these rows
-        ns["layernorm_narrow"]((grid,), (256,), args)
-        return y
-    ns["layernorm_welford"]((grid,), (256,), args)
+    ns["layernorm_welford"]((grid,), (256,), (x, inputs["gamma"], inputs["beta"], y, rows, cols,
+                                             float(inputs["eps"])))
     return y
 
 

@@ -147,17 +147,3 @@ extern "C" __global__ void layernorm_welford(const float* __restrict__ x, const 
     else
         lnr_warp_row<LNR_WARP_VEC>(x4, g4, b4, y4, n4, cols, eps, lane);
 }
-
-// The report's launch for rows of at most 1024 floats (kernels_ref/report.py; not the exercise's contract): grid
-// (ceil(rows / 8),), 256 threads, one row a warp, 8 float4 per lane. Sized for those rows alone it needs fewer
-// registers than layernorm_welford (96, sized for 2048 floats: 2 blocks an SM), so more blocks share an SM.
-// Needs cols % 4 == 0 and 16-byte aligned x, gamma, beta and y; the caller checks.
-extern "C" __global__ __launch_bounds__(256, 4) void layernorm_narrow(
-        const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta,
-        float* __restrict__ y, int rows, int cols, float eps) {
-    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (row >= (size_t)rows) return;  // the whole warp
-    lnr_warp_row<8>(reinterpret_cast<const float4*>(x + row * cols), reinterpret_cast<const float4*>(gamma),
-                    reinterpret_cast<const float4*>(beta), reinterpret_cast<float4*>(y + row * cols), cols / 4, cols,
-                    eps, threadIdx.x & 31);
-}

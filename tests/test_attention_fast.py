@@ -1,0 +1,63 @@
+"""Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
+that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
+interpreter runs it); on a Hopper GPU the Gluon kernel runs, on every shape class the report times (D 64 and 128,
+causal or not) and on inputs whose every score is very negative, and a T that is no multiple of its tiles falls
+back."""
+import pytest
+import torch
+
+from course import mode
+from kernels_ref.ch04_flash_attention import flash_attention_fast as ff
+from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+from tests.test_attention_hopper import reference
+
+
+def _run(shape, causal, dtype, device, kind="randn"):
+    g = torch.Generator(device=device).manual_seed(15)
+    q, k, v = (torch.randn(*shape, generator=g, device=device) for _ in range(3))
+    if kind == "negative":  # every score below -200·sqrt(D): the running max must start at -inf
+        q, k = -(200 + 10 * q.abs()), 1 + k.abs()
+    q, k, v = (t.to(dtype) for t in (q, k, v))
+    o = torch.full_like(q, float("nan"))  # a row the kernel forgets to write stays NaN
+    ff.flash_attention(q, k, v, o, causal)
+    ref = reference(q, k, v, causal)
+    err = (o.double() - ref).abs().max().item()
+    unit = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}[dtype]
+    assert err <= 8 * unit * max(1.0, ref.abs().max().item()), (shape, causal, dtype, err)
+    return ff.last_kernel()
+
+
+@pytest.mark.skipif(mode.GPU, reason="the CPU's fallback")
+def test_on_the_cpu_the_teaching_kernel_runs():
+    assert _run((1, 2, 64, 32), True, torch.float16, "cpu") == "teaching"
+    assert not ff.gluon_applies(torch.zeros(1, 1, 128, 64))
+
+
+def test_the_report_times_it():
+    from kernels_ref.bench import FAST_REFERENCES
+    assert FAST_REFERENCES["ch04.flash_attention_triton"][1:] == (
+        "kernels_ref.ch04_flash_attention.flash_attention_fast", "flash_attention")
+
+
+def _hopper() -> bool:
+    return mode.GPU and torch.cuda.get_device_capability()[0] == 9 and fg.HAS_GLUON
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("T", [128, 384, 1024])
+def test_gluon_on_hopper(D, causal, T):
+    assert _run((2, 3, T, D), causal, torch.bfloat16, "cuda") == "gluon"
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_fp16_and_very_negative_scores(causal):
+    assert _run((1, 2, 256, 64), causal, torch.float16, "cuda") == "gluon"
+    assert _run((1, 2, 256, 128), causal, torch.bfloat16, "cuda", kind="negative") == "gluon"
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+def test_a_length_gluon_does_not_take_falls_back():
+    assert _run((1, 2, 200, 64), True, torch.bfloat16, "cuda") == "teaching"
