@@ -181,13 +181,15 @@ def _bandwidth_table(groups: dict) -> list[str]:
 
 
 def _attention_table(groups: dict) -> list[str]:
-    head = ["B, H", "D", "causal", "T", "ours"] + [LABELS[p] for p in ATTENTION_PEERS] + ["ours ÷ SDPA flash"]
+    head = ["B, H", "D", "causal", "T", "ours"] + [LABELS[p] for p in ATTENTION_PEERS] + [
+        "ours ÷ SDPA flash", "ours ÷ SDPA cuDNN"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (_, (B, H, T, D), dtype, causal), rows in groups.items():
         cells = [f"{B}, {H}", str(D), "yes" if causal else "no", str(T), _cell(rows.get("flashcourse"), "tflops",
                                                                               "**{:.0f}**")]
         cells += [_cell(rows.get(p), "tflops", "{:.0f}") for p in ATTENTION_PEERS]
-        lines.append("| " + " | ".join(cells + [_ratio(rows, "tflops", ATTENTION_PEERS[:1])]) + " |")
+        ratios = [_ratio(rows, "tflops", [p]) for p in ATTENTION_PEERS[:2]]
+        lines.append("| " + " | ".join(cells + ratios) + " |")
     return lines
 
 
