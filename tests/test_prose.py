@@ -318,6 +318,32 @@ def test_ch04_speeds_match_the_recorded_h100_runs():
     assert 9.5 <= ref["tflops"] / mat <= 11  # "ten times slower"
 
 
+def test_ch04_fast_reference_numbers():
+    """The section on the Gluon fast reference: its derivation from NVIDIA's published H100 SXM figures, and its
+    speeds against cuDNN from the committed H100 benchmark report (benchmarks/results/)."""
+    ops, tflops, sms, ghz, exps, exp_rate = quoted(
+        "ch04_flash_attention", r"about (\d+) `bfloat16` tensor-core operations \((\d+) TFLOP/s over (\d+) SMs at "
+        r"([\d.]+) GHz\) and (\d+) exponentials \(the special-function units: ([\d.]+) T/s\)")
+    assert abs(tflops * 1e12 / (sms * ghz * 1e9) - ops) / ops < 0.01
+    assert round(exps * sms * ghz / 1e3, 1) == exp_rate
+    mm128, ex = quoted("ch04_flash_attention", r"At \$D = 128\$ that is \$([\d.]+)\$ against \$([\d.]+)\$")
+    assert mm128 == 4 * 128 / ops and ex == 1 / exps
+    doc = load("benchmarks/results/nvidia_h100_80gb_hbm3.json")
+    assert doc["gpu"] == "NVIDIA H100 80GB HBM3"
+    att = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"] for r in doc["records"]
+           if r["kernel"] == "attention_fwd" and r.get("tflops")}
+    ours, ours_c, cud, cud_c = quoted("ch04_flash_attention", r"fast reference ran at (\d+) TFLOP/s \(causal (\d+)\), "
+                                      r"cuDNN at (\d+) \(causal (\d+)\)")
+    assert [round(att[(128, 4096, c, i)]) for i in ("flashcourse", "sdpa-cudnn") for c in (False, True)] == [
+        ours, ours_c, cud, cud_c]
+    lo, hi, lo_c, hi_c = quoted("ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) "
+                                r"times cuDNN, and ([\d.]+) to ([\d.]+) times when causal")
+    for causal, (a, b) in ((False, (lo, hi)), (True, (lo_c, hi_c))):
+        ratios = [att[(64, T, causal, "flashcourse")] / att[(64, T, causal, "sdpa-cudnn")]
+                  for T in (1024, 2048, 4096, 8192, 16384)]
+        assert (round(min(ratios), 2), round(max(ratios), 2)) == (a, b)
+
+
 def test_ch05_measured_fractions():
     two, welford = quoted("ch05_fused_norms", r"measured ([\d.]+)% of the copy bandwidth against ([\d.]+)% "
                           r"with the update \(H200, 2026-11-22, 16 384 × 4096\)")

@@ -80,10 +80,11 @@ class Config(NamedTuple):
     num_stages: int     # K/V ring depth in shared memory
     num_consumers: int  # consumer warpgroups (the default partition has 4 * num_consumers warps)
     producer_regs: int = 24  # registers per thread of the TMA producer warp (setmaxnreg)
+    persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
-                + (f"-r{self.producer_regs}" if self.producer_regs != 24 else ""))
+                + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA
@@ -103,8 +104,11 @@ SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
 def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
-    """Query tile + the K/V ring + barriers (the output reuses the query buffer)."""
-    return (cfg.BLOCK_M + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize + 8 * (1 + 4 * cfg.num_stages)
+    """Query tile + the K/V ring + barriers (the output reuses the query buffer; persistent: its own buffer,
+    so the next work item's query tile can load while this one's output is stored, and one more barrier)."""
+    o_rows = cfg.BLOCK_M if cfg.persistent else 0
+    return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
+            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent)))
 
 
 def check_config(cfg: Config, D: int, T: int | None = None) -> None:
@@ -118,41 +122,94 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_N in 64/128/256, num_stages >= 1")
     if smem_bytes(cfg, D) > SMEM_LIMIT:
         raise ValueError(f"flash_attention_gluon: {cfg} needs {smem_bytes(cfg, D)} B of shared memory for D={D}")
-    if T is not None and (T % cfg.BLOCK_M or T % cfg.BLOCK_N):
-        raise ValueError(f"flash_attention_gluon: T={T} must be a multiple of BLOCK_M={cfg.BLOCK_M} and "
+    if T is not None and (T % rows or T % cfg.BLOCK_N):
+        raise ValueError(f"flash_attention_gluon: T={T} must be a multiple of BLOCK_M / num_consumers={rows} and "
                          f"BLOCK_N={cfg.BLOCK_N} (use flash_attention_hopper for other lengths)")
 
 
 if HAS_GLUON:
 
     @gluon.jit
+    def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr):
+        """K and V tiles at `row` into ring slot i (i counts the CTA's key tiles, across work items)."""
+        k_ready = bars[1]
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
+        s = i % NUM_STAGES
+        # Round r = i // NUM_STAGES of stage s may start once round r-1 was released. A fresh mbarrier
+        # counts as having completed the phase before phase 0, so round 0 passes at once (parity 1).
+        free_parity = (i // NUM_STAGES & 1) ^ 1
+        mbarrier.wait(k_empty.index(s), free_parity)
+        mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(s), k_smem.index(s))
+        mbarrier.wait(v_empty.index(s), free_parity)
+        mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
+
+    @gluon.jit
+    def _load_q(q_desc, q_smem, q_bar, row, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+        """The consumers' query tiles (rows past T, in a last partial tile: the next head's rows or TMA's
+        zero fill past the tensor; never used, and the full box's bytes count either way)."""
+        mbarrier.expect(q_bar, NUM_CONSUMERS * q_desc.block_type.nbytes)
+        for c in gl.static_range(NUM_CONSUMERS):
+            tma.async_copy_global_to_shared(q_desc, [row + c * M_WG, 0], q_bar, q_smem.index(c))
+
+    @gluon.jit
     def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                   M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
         """One warp: TMA loads of the consumers' query tiles, then of every K and V tile into the ring."""
-        q_bar, k_ready, v_ready, k_empty, v_empty = bars
-        mbarrier.expect(q_bar, NUM_CONSUMERS * q_desc.block_type.nbytes)
-        for c in gl.static_range(NUM_CONSUMERS):
-            tma.async_copy_global_to_shared(q_desc, [head_row + row0 + c * M_WG, 0], q_bar, q_smem.index(c))
+        _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
         for j in range(n_tiles):
-            s = j % NUM_STAGES
-            # Round r = j // NUM_STAGES of stage s may start once round r-1 was released. A fresh mbarrier
-            # counts as having completed the phase before phase 0, so round 0 passes at once (parity 1).
-            free_parity = (j // NUM_STAGES & 1) ^ 1
-            row = head_row + j * BLOCK_N
-            mbarrier.wait(k_empty.index(s), free_parity)
-            mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(s), k_smem.index(s))
-            mbarrier.wait(v_empty.index(s), free_parity)
-            mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES)
 
     @gluon.jit
-    def _scores(q_smem, k_smem, bars, j, s_layout: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+    def _work_item(w, k, T, BH, BLOCK_M: gl.constexpr):
+        """Persistent schedule: work unit w (a pair of query tiles of one head, heads outermost so the CTAs
+        running at one time share a few heads' K/V in L2), its k-th tile (k = 0, 1): tile n_q-1-r, then
+        tile r. The pair's causal work is the same for every r (n_q + 1 tile rows), so a static round robin
+        of units over the CTAs is balanced. Returns (head_row, row0) and whether unit w has a k-th tile."""
+        n_q = gl.cdiv(T, BLOCK_M)
+        n_pairs = (n_q + 1) // 2
+        r = w % n_pairs
+        tile = r + (n_q - 1 - 2 * r) * (1 - k)
+        return (w // n_pairs) * T, tile * BLOCK_M, (k == 0) | (n_q - 1 - r != r)
+
+    @gluon.jit
+    def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
+                             M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                             NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr):
+        """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
+        across items, so every barrier's phase continues where the last item left it."""
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        q_bar = bars[0]
+        q_free = bars[5]
+        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+        i = 0
+        c = 0
+        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+            for k in range(2):
+                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                if has:
+                    n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
+                                           ROW_TAIL)
+                    # The first K/V tile first: its stage frees while the consumers still run the last item.
+                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
+                    # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
+                    mbarrier.wait(q_free, (c & 1) ^ 1)
+                    _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
+                    for j in range(1, n_tiles):
+                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
+                    i += n_tiles
+                    c += 1
+
+    @gluon.jit
+    def _scores(q_smem, k_smem, bars, i, s_layout: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                 NUM_STAGES: gl.constexpr):
-        """Issue S_j = Q K_jᵀ (async) once K_j has landed; returns the wgmma token."""
+        """Issue S = Q Kᵀ (async) once the K tile of ring slot i has landed; returns the wgmma token."""
         k_ready = bars[1]
-        s = j % NUM_STAGES
-        mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
+        s = i % NUM_STAGES
+        mbarrier.wait(k_ready.index(s), i // NUM_STAGES & 1)
         zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
         # K's tile is [BLOCK_N, D] in shared memory; its transposed view is the B operand (D x BLOCK_N).
         return warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
@@ -172,23 +229,23 @@ if HAS_GLUON:
         return p, m_new, l_i, alpha
 
     @gluon.jit
-    def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi,
+    def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi, base,
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr):
-        """Key tiles [lo, hi), tile j-1's P V overlapping tile j's softmax. On entry p holds P_{lo-1}
-        (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1."""
+        """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
+        holds P_{lo-1} (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1."""
         v_ready = bars[2]
         k_empty = bars[3]
         v_empty = bars[4]
         for j in range(lo, hi):
-            s_tok = _scores(q_smem, k_smem, bars, j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES)
-            prev = (j - 1) % NUM_STAGES
-            mbarrier.wait(v_ready.index(prev), (j - 1) // NUM_STAGES & 1)
+            s_tok = _scores(q_smem, k_smem, bars, base + j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES)
+            prev = (base + j - 1) % NUM_STAGES
+            mbarrier.wait(v_ready.index(prev), (base + j - 1) // NUM_STAGES & 1)
             p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
             o_tok = warpgroup_mma(p_op, v_smem.index(prev), acc, is_async=True)
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
-            mbarrier.arrive(k_empty.index(j % NUM_STAGES), count=1)
+            mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
             p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
             mbarrier.arrive(v_empty.index(prev), count=1)
@@ -196,18 +253,15 @@ if HAS_GLUON:
         return acc, p, m_i, l_i
 
     @gluon.jit
-    def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                  WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
-                  NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr):
-        """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile."""
+    def _consume(o_desc, my_q, o_smem, k_smem, v_smem, bars, head_row, start, n_tiles, base, q_phase, qk_scale,
+                 M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
+                 CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr):
+        """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
+        slots base ..), output stored through o_smem."""
         q_bar = bars[0]
-        k_ready = bars[1]
         v_ready = bars[2]
         k_empty = bars[3]
         v_empty = bars[4]
-        my_q = q_smem.index(WG)
-        start = row0 + WG * M_WG  # this warpgroup's first query position in the head
-        n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
         if CAUSAL:
             n_unmasked = start // BLOCK_N  # key tiles entirely left of the diagonal
         else:
@@ -224,67 +278,134 @@ if HAS_GLUON:
         l_i = gl.zeros([M_WG], gl.float32, gl.SliceLayout(1, s_layout))
         acc = gl.zeros([M_WG, D], gl.float32, o_layout)
 
-        mbarrier.wait(q_bar, 0)
+        mbarrier.wait(q_bar, q_phase)
         # Prologue, tile 0: scores and softmax only (its P V is issued in the next iteration). Tile 0 is
         # never right of the diagonal, so the causal mask there is exact even when it changes nothing.
-        s_tok = _scores(my_q, k_smem, bars, 0, s_layout, M_WG, BLOCK_N, NUM_STAGES)
+        s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-        mbarrier.arrive(k_empty.index(0), count=1)
+        mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
         p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
-        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo,
+        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo, base,
                                    s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, lo,
-                                       n_tiles, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True)
+                                       n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True)
+        if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
+            mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V.
-        last = (n_tiles - 1) % NUM_STAGES
-        mbarrier.wait(v_ready.index(last), (n_tiles - 1) // NUM_STAGES & 1)
+        last = (base + n_tiles - 1) % NUM_STAGES
+        mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
         p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
         o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
         acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
         mbarrier.arrive(v_empty.index(last), count=1)
-        if CAUSAL:
+
+        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
+        if PERSISTENT:
+            tma.store_wait(0)  # the previous item's output store has read o_smem
+        # (Not persistent: o_smem is the query buffer; every wgmma that read it has retired.)
+        o_smem.store(o.to(o_desc.dtype))
+        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
+        tma.async_copy_shared_to_global(o_desc, [head_row + start, 0], o_smem)
+        if not PERSISTENT:
+            tma.store_wait(0)
+
+    @gluon.jit
+    def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base, q_phase, qk_scale,
+                       WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+                       NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr):
+        """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
+        in ring slots base ..; returns how many slots the item used (the CTA's key tiles)."""
+        k_ready = bars[1]
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
+        start = row0 + WG * M_WG  # this warpgroup's first query position in the head
+        n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+        n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+        n_done = n_tiles
+        if ROW_TAIL:  # a last partial query tile: a warpgroup whose rows all lie past T computes nothing
+            if start < T:
+                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
+                         base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT)
+            else:
+                n_done = 0
+                if PERSISTENT:
+                    mbarrier.arrive(bars[5], count=1)
+        else:
+            _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
+                     base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT)
+        if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
             # lands in its own round), or the producer would wait for this warpgroup forever.
-            n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
-            for j in range(n_tiles, n_cta):
+            for j in range(base + n_done, base + n_cta):
                 s = j % NUM_STAGES
                 mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
                 mbarrier.arrive(k_empty.index(s), count=1)
                 mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
                 mbarrier.arrive(v_empty.index(s), count=1)
+        return n_cta
 
-        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-        # Every wgmma that read this warpgroup's query tile has retired: the buffer takes the output.
-        my_q.store(o.to(o_desc.dtype))
-        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
-        tma.async_copy_shared_to_global(o_desc, [head_row + start, 0], my_q)
+    @gluon.jit
+    def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+                  WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+                  NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                  ROW_TAIL: gl.constexpr):
+        """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
+        (the output goes through the query buffer, free by then)."""
+        _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, bars, head_row, row0, T, 0, 0, qk_scale,
+                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False)
+
+    @gluon.jit
+    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                             WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+                             NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                             ROW_TAIL: gl.constexpr):
+        """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+        base = 0
+        c = 0
+        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+            for k in range(2):
+                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                if has:
+                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base,
+                                           c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL,
+                                           ROW_TAIL, True)
+                    c += 1
         tma.store_wait(0)
 
     @gluon.jit
     def _n_key_tiles(row0, T, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr,
-                     NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr):
-        """Key tiles consumer WG reads: all of them, or (causal) up to and including its diagonal."""
+                     NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr):
+        """Key tiles consumer WG reads: all of them, or (causal) up to and including its diagonal (rows past
+        T of a last partial query tile need none)."""
         if CAUSAL:
-            return gl.cdiv(row0 + (WG + 1) * M_WG, BLOCK_N)
+            if ROW_TAIL:
+                return gl.cdiv(gl.minimum(row0 + (WG + 1) * M_WG, T), BLOCK_N)
+            else:
+                return gl.cdiv(row0 + (WG + 1) * M_WG, BLOCK_N)
         else:
             return T // BLOCK_N
 
     @gluon.jit
     def _fa3_forward_kernel(q_desc, k_desc, v_desc, o_desc, T, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
+                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                            ROW_TAIL: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
-        The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of the query tile and of
-        BLOCK_N, so no tile crosses a head."""
+        The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
+        query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         tile = gl.num_programs(0) - 1 - gl.program_id(0)
         head_row = gl.program_id(1) * T
         row0 = tile * BLOCK_M
-        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL)
+        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
 
         dtype: gl.constexpr = q_desc.dtype
         q_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], q_desc.layout)
@@ -309,16 +430,16 @@ if HAS_GLUON:
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -326,13 +447,72 @@ if HAS_GLUON:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL)),
+                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+            ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
+
+    @gluon.jit
+    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
+                           BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
+                           CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                           ROW_TAIL: gl.constexpr = False):
+        """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
+        program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
+        next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
+        consumers' last Q Kᵀ of an item has retired), and the output has its own buffer, its TMA store
+        overlapping the next item (waited before the buffer is rewritten)."""
+        dtype: gl.constexpr = q_desc.dtype
+        q_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], q_desc.layout)
+        o_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], o_desc.layout)
+        k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
+        q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        k_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        v_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(q_bar, count=1)
+        mbarrier.init(q_free, count=NUM_CONSUMERS)
+        for s in gl.static_range(NUM_STAGES):
+            mbarrier.init(k_ready.index(s), count=1)
+            mbarrier.init(v_ready.index(s), count=1)
+            mbarrier.init(k_empty.index(s), count=NUM_CONSUMERS)
+            mbarrier.init(v_empty.index(s), count=NUM_CONSUMERS)
+        bars = (q_bar, k_ready, v_ready, k_empty, v_empty, q_free)
+
+        if NUM_CONSUMERS == 1:
+            gl.warp_specialize([
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+            ], [1], [PRODUCER_REGS])
+        elif NUM_CONSUMERS == 2:
+            gl.warp_specialize([
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+            ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+        else:
+            gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
+            gl.warp_specialize([
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -356,9 +536,10 @@ def kernel_args(cfg: Config, D: int) -> dict:
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
 
-def flash_attention(q, k, v, o, causal, config: Config | None = None):
+def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
     """o = softmax(q kᵀ / sqrt(D) [+ causal mask]) v; q, k, v, o (B, H, T, D) bf16/fp16 contiguous, on an
-    sm_90 GPU. Raises ValueError for what it does not support (see the module docstring)."""
+    sm_90 GPU. Raises ValueError for what it does not support (see the module docstring). num_sms: the
+    persistent grid's size (default: the device's SM count)."""
     if not HAS_GLUON:
         raise ValueError("flash_attention_gluon: this triton has no triton.experimental.gluon Hopper module")
     B, H, T, D = q.shape
@@ -377,9 +558,27 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None):
         layout = gl.NVMMASharedLayout.get_default_for([rows, D], dt)
         return TensorDescriptor(t.view(n_rows, D), [n_rows, D], [D, 1], [rows, D], layout)
     m_wg = cfg.BLOCK_M // cfg.num_consumers
-    grid = (T // cfg.BLOCK_M, B * H)
-    _fa3_forward_kernel[grid](desc(q, m_wg), desc(k, cfg.BLOCK_N), desc(v, cfg.BLOCK_N), desc(o, m_wg), T,
-                              D ** -0.5 * LOG2E, CAUSAL=bool(causal), **kernel_args(cfg, D))
+    descs = (desc(q, m_wg), desc(k, cfg.BLOCK_N), desc(v, cfg.BLOCK_N), desc(o, m_wg))
+    n_q = -(-T // cfg.BLOCK_M)
+    extra = dict(CAUSAL=bool(causal), ROW_TAIL=T % cfg.BLOCK_M != 0)
+    if cfg.persistent:
+        n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
+        grid = (min(num_sms if num_sms else _num_sms(q.device), n_units), )
+        _persistent_kernel[grid](*descs, T, B * H, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
+    else:
+        _fa3_forward_kernel[(n_q, B * H)](*descs, T, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
+
+
+_SMS: dict = {}
+
+
+def _num_sms(device) -> int:
+    import torch
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    if index not in _SMS:
+        _SMS[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return _SMS[index]
 
 
 def _ok_dtypes():
@@ -389,8 +588,9 @@ def _ok_dtypes():
 
 # -- offline compile (no GPU): used by tests/test_attention_gluon.py ----------------------------------------
 
-def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16"):
-    """Compile the kernel for sm_90a without a GPU; returns triton's CompiledKernel (asm: ttgir, ptx, cubin)."""
+def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", row_tail: bool = False):
+    """Compile the kernel for sm_90a without a GPU; returns triton's CompiledKernel (asm: ttgir, ptx, cubin).
+    row_tail: the variant for a T that is no multiple of BLOCK_M (a last partial query tile)."""
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
@@ -402,10 +602,11 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16"):
         return f"tensordesc<{dtype_str}[{rows}, {D}],{layout!r}>"
     args = kernel_args(cfg, D)
     num_warps = args.pop("num_warps")
-    constexprs = dict(args, CAUSAL=bool(causal))
+    constexprs = dict(args, CAUSAL=bool(causal), ROW_TAIL=bool(row_tail))
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
-               "o_desc": desc_sig(m_wg), "T": "i32", "qk_scale": "fp32"}
-    signature = {name: runtime.get(name, "constexpr") for name in _fa3_forward_kernel.arg_names}
-    src = GluonASTSource(_fa3_forward_kernel, signature, constexprs)
+               "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "qk_scale": "fp32"}
+    kernel = _persistent_kernel if cfg.persistent else _fa3_forward_kernel
+    signature = {name: runtime.get(name, "constexpr") for name in kernel.arg_names}
+    src = GluonASTSource(kernel, signature, constexprs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
