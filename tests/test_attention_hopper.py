@@ -23,14 +23,18 @@ def reference(q, k, v, causal):
     return torch.softmax(s, -1) @ v
 
 
-def run(shape, causal, dtype, config=None, kind="randn", device="cpu"):
+def run(shape, causal, dtype, config=None, kind="randn", device="cpu", impl=None):
+    """impl(q, k, v, o, causal) against float64 (default: the candidate with config); raises if wrong."""
     g = torch.Generator(device=device).manual_seed(15)
     q, k, v = (torch.randn(*shape, generator=g, device=device) for _ in range(3))
     if kind == "negative":  # every score below -200·sqrt(D): the running max must start at -inf
         q, k = -(200 + 10 * q.abs()), 1 + k.abs()
     q, k, v = (t.to(dtype) for t in (q, k, v))
     o = torch.full_like(q, float("nan"))  # a row the kernel forgets to write stays NaN
-    fh.flash_attention(q, k, v, o, causal, config)
+    if impl is None:
+        fh.flash_attention(q, k, v, o, causal, config)
+    else:
+        impl(q, k, v, o, causal)
     ref = reference(q, k, v, causal)
     err = (o.double() - ref).abs().max().item()
     # A few roundings of the output type (fp16 2^-11, bf16 2^-8; fp32 runs are much closer) of max|o|.
