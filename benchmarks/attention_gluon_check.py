@@ -2,9 +2,12 @@
 the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and SDPA's cuDNN backend, on a GPU.
 
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json [--quick] [--budget 230] [--per-call 60]
+        [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2]
 
-One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only), D 128 and 64, causal False/True; T = 4096
-first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of flash_attention_gluon.SWEEP[D].
+One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only; --T: those lengths), D 128 and 64, causal
+False/True; T = 4096 first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of
+flash_attention_gluon.SWEEP[D] (--configs: only those whose name contains one of the comma-separated strings, or
+that are persistent for the word "persistent"; the default configs always run, as the baseline).
 Each Gluon config is first checked against an fp32 reference on a small batch (B=1, H=2, same T up to 2048) and
 then on the timed shape against SDPA (flash backend, else math); a wrong output, a compile error or any exception
 gives an error record (with the exception text) and no timing. Times: course.timing.bench (L2 flushed, median),
@@ -39,8 +42,8 @@ SMALL = (1, 2)  # batch and heads of the fp32-reference check
 DTYPE = torch.bfloat16
 
 
-def shapes(quick: bool):
-    ts = T_QUICK if quick else T_ALL
+def shapes(quick: bool, ts=None):
+    ts = ts or (T_QUICK if quick else T_ALL)
     return [(D, T, causal) for T in ts for D in (128, 64) for causal in (False, True)]
 
 
@@ -78,6 +81,14 @@ def check_small(cfg, D, T, causal):
     return err
 
 
+def sweep(D, wanted=None):
+    """SWEEP[D], or (--configs) the default config and those matching one of `wanted`."""
+    if not wanted:
+        return fg.SWEEP[D]
+    return [c for c in fg.SWEEP[D] if c == fg.CONFIGS[D] or any(
+        w in c.name() or (w == "persistent" and c.persistent) for w in wanted)]
+
+
 def main(argv=None):
     from course import timing
 
@@ -88,11 +99,13 @@ def main(argv=None):
     quick = "--quick" in args
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 230.0
     per_call = float(args[args.index("--per-call") + 1]) if "--per-call" in args else 60.0
+    ts = [int(t) for t in args[args.index("--T") + 1].split(",")] if "--T" in args else None
+    wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
     t_start = time.time()
     dev = torch.cuda.get_device_name()
     import triton
     doc = {"device": dev, "torch": torch.__version__, "triton": triton.__version__, "dtype": "bfloat16",
-           "B": B, "H": H, "quick": quick, "configs": {D: [c.name() for c in fg.SWEEP[D]] for D in fg.SWEEP},
+           "B": B, "H": H, "quick": quick, "configs": {D: [c.name() for c in sweep(D, wanted)] for D in fg.SWEEP},
            "default": {D: fg.CONFIGS[D].name() for D in fg.CONFIGS}, "records": [], "summary": [],
            "complete": False}
 
@@ -113,7 +126,7 @@ def main(argv=None):
         save()
 
     hung = False
-    all_shapes = shapes(quick)
+    all_shapes = shapes(quick, ts)
     for D, T, causal in all_shapes:
         if hung:
             break
@@ -133,7 +146,7 @@ def main(argv=None):
                     ("triton hopper " + fh.resolve_config(D).name(), None,
                      lambda: fh.flash_attention(q, k, v, o, causal))]
         variants += [(cfg.name(), cfg, lambda cfg=cfg: fg.flash_attention(q, k, v, o, causal, cfg))
-                     for cfg in fg.SWEEP[D]]
+                     for cfg in sweep(D, wanted)]
         for name, cfg, call in variants:
             rec = dict(base, variant=name, config=cfg._asdict() if cfg else None)
             if time.time() - t_start > budget:

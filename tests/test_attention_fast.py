@@ -52,3 +52,26 @@ def test_gluon_fp16_and_very_negative_scores(causal):
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
 def test_a_length_gluon_does_not_take_falls_back():
     assert _run((1, 2, 200, 64), True, torch.bfloat16, "cuda") == "teaching"
+
+
+# The sweep's newer Gluon configs (benchmarks/attention_gluon_check.py), called directly: persistent CTAs (phases of
+# every mbarrier running on across work items; num_sms=3 gives each CTA many items) and three consumer warpgroups
+# (BLOCK_M 192: T = 128 and 1024 end in a partial query tile).
+NEW_CONFIGS = [(D, cfg) for D, cfgs in fg.SWEEP.items() for cfg in cfgs if cfg.persistent or cfg.num_consumers == 3]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", NEW_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in NEW_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("T", [128, 384, 1024])
+@pytest.mark.parametrize("num_sms", [None, 3])
+def test_gluon_new_configs_on_hopper(D, cfg, causal, T, num_sms):
+    fg.check_config(cfg, D, T)
+    run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+
+
+def test_new_configs_take_the_tested_lengths():
+    for D, cfg in NEW_CONFIGS:
+        for T in (128, 384, 1024):
+            fg.check_config(cfg, D, T)

@@ -4,7 +4,9 @@ numbers (and its correctness on data) come from benchmarks/attention_gluon_check
 
 Asserted in the PTX of each default config (D 64 and 128, causal or not): the GEMMs are wgmma.mma_async; loads are
 TMA (cp.async.bulk.tensor) completed on mbarriers; the partitions re-split the register file (setmaxnreg: the
-producer down to its 24, the consumers up to their share); and ptxas reports no spills (no local memory)."""
+producer down to its 24, the consumers up to their share); and ptxas reports no spills (no local memory). The same
+for the sweep's newer configs (NEW: persistent CTAs, three consumer warpgroups, and for BLOCK_M = 192 the variant for
+a T that is no multiple of it, a last partial query tile), causal or not."""
 import json
 import os
 import re
@@ -40,8 +42,23 @@ for D in (64, 128):
         with open(path, "w") as f:
             f.write(fg.compile_offline(fg.CONFIGS[D], D, causal).asm["ptx"])
         out[f"{D},{int(causal)}"] = path
+for D, cfgs in fg.SWEEP.items():
+    for cfg in cfgs:
+        if not (cfg.persistent or cfg.num_consumers == 3):
+            continue
+        for tail in ((False, True) if cfg.BLOCK_M % 128 else (False,)):
+            for causal in (False, True):
+                key = f"{D},{cfg.name()},{int(causal)},{int(tail)}"
+                path = f"{sys.argv[1]}/{key.replace(',', '_')}.ptx"
+                with open(path, "w") as f:
+                    f.write(fg.compile_offline(cfg, D, causal, row_tail=tail).asm["ptx"])
+                out[key] = path
 print(json.dumps(out))
 """
+
+NEW = [(D, cfg, causal, tail) for D, cfgs in fg.SWEEP.items() for cfg in cfgs
+       if cfg.persistent or cfg.num_consumers == 3
+       for tail in ((False, True) if cfg.BLOCK_M % 128 else (False,)) for causal in (False, True)]
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +73,26 @@ def ptx_files(tmp_path_factory):
         if triton.__version__ != "3.6.0":  # the Gluon API moves between releases; the GPU machines run 3.6.0
             pytest.skip(f"does not compile with triton {triton.__version__} (written for 3.6.0): {last}")
         raise AssertionError(run.stderr[-3000:])
-    return {tuple(int(x) for x in key.split(",")): path for key, path in json.loads(run.stdout).items()}
+    return {tuple(int(x) if x.isdigit() else x for x in key.split(",")): path
+            for key, path in json.loads(run.stdout).items()}
 
 
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 def test_ptx_is_warp_specialized_wgmma_with_tma(ptx_files, D, causal):
-    cfg = fg.CONFIGS[D]
-    with open(ptx_files[D, int(causal)]) as f:
+    _check_ptx(fg.CONFIGS[D], ptx_files[D, int(causal)])
+
+
+@pytest.mark.parametrize("D,cfg,causal,tail", NEW, ids=[f"D{d}-{c.name()}-causal{int(k)}" + ("-tail" if t else "")
+                                                        for d, c, k, t in NEW])
+def test_new_configs_ptx_and_no_spills(ptx_files, D, cfg, causal, tail, tmp_path):
+    path = ptx_files[D, cfg.name(), int(causal), int(tail)]
+    _check_ptx(cfg, path)
+    _check_ptxas(path, tmp_path)
+
+
+def _check_ptx(cfg, path):
+    with open(path) as f:
         ptx = f.read()
     # Per consumer warpgroup: S of tile 0, S and PV in the loop (twice if causal), the last PV: each a
     # (D or BLOCK_N) / 16-step chain of m64nNk16 instructions.
@@ -81,10 +110,14 @@ def test_ptx_is_warp_specialized_wgmma_with_tma(ptx_files, D, causal):
 
 @pytest.mark.parametrize("D", [64, 128])
 def test_ptxas_no_spills(ptx_files, D, tmp_path):
+    _check_ptxas(ptx_files[D, 1], tmp_path)
+
+
+def _check_ptxas(path, tmp_path):
     ptxas = _ptxas()
     if ptxas is None:
         pytest.skip("no ptxas")
-    out = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx_files[D, 1], "-o", str(tmp_path / "k.cubin")],
+    out = subprocess.run([ptxas, "-arch=sm_90a", "-v", path, "-o", str(tmp_path / "k.cubin")],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     log = out.stdout + out.stderr
@@ -103,3 +136,8 @@ def test_configs_fit_and_unsupported_raise():
         fg.check_config(fg.CONFIGS[128], 128, T=1000)
     with pytest.raises(ValueError, match="shared memory"):
         fg.check_config(fg.Config(128, 128, 4, 2), 128)
+    with pytest.raises(ValueError, match="shared memory"):  # persistent: the output has its own buffer
+        fg.check_config(fg.Config(128, 128, 3, 2, persistent=True), 128)
+    fg.check_config(fg.Config(192, 64, 3, 3), 64, T=1024)  # a last partial query tile (rows 1024..1151 unused)
+    with pytest.raises(ValueError, match="multiple"):
+        fg.check_config(fg.Config(192, 64, 3, 3), 64, T=1000)

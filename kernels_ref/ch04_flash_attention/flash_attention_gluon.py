@@ -2,9 +2,10 @@
 
 Same contract as `flash_attention_hopper.py` (`flash_attention(q, k, v, o, causal)`, q/k/v/o (B, H, T, D)
 contiguous bf16 or fp16, o written in place, softmax scale D**-0.5 with log2(e) folded in for exp2, fp32
-statistics and accumulator). Supported: D in {64, 128} and T a multiple of the config's BLOCK_M and
-BLOCK_N; anything else raises ValueError (it does not fall back: a benchmark must never time another
-kernel under this name). Gluon is Triton's lower level: we choose the layouts, the shared buffers, the
+statistics and accumulator). Supported: D in {64, 128} and T a multiple of the config's BLOCK_M /
+num_consumers and of BLOCK_N (a last partial query tile: the warpgroups past T compute nothing);
+anything else raises ValueError (it does not fall back: a benchmark must never time another kernel under
+this name). Gluon is Triton's lower level: we choose the layouts, the shared buffers, the
 barriers and which warps run which code; the compiler does not pipeline or specialize for us.
 
 Why plain Triton stops short of cuDNN on Hopper, by counting. Per key tile of BLOCK_N keys, a query
@@ -87,19 +88,38 @@ class Config(NamedTuple):
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else ""))
 
 
-# FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA
-# (a guess until benchmarks/attention_gluon_check.py has measured the candidates in SWEEP).
-CONFIGS = {64: Config(128, 128, 3, 2), 128: Config(128, 128, 2, 2)}
+# FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
+# benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
+# D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
+#   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
+# D 128: 128-key tiles, 2 stages, not persistent (T 8192: 650 against 561-578 persistent), except on short
+#   sequences (choose): T 1024 causal 391 persistent with 64-key tiles against 336; T 2048 causal 508 against 481.
+CONFIGS = {64: Config(128, 128, 3, 2, persistent=True), 128: Config(128, 128, 2, 2)}
+SHORT_128 = Config(128, 64, 3, 2, persistent=True)  # D 128 where a sequence gives few key tiles per query tile
+
+
+def choose(D: int, T: int, causal: bool) -> Config | None:
+    """The config flash_attention runs when none is given (CONFIGS, and SHORT_128 for D 128 on short sequences:
+    T 1024 490 -> 501 TFLOP/s, causal T <= 2048 481 -> 508 on the H100 runs above; T 2048 not causal stays, 605
+    against 589)."""
+    if D == 128 and (T <= 1024 or causal and T <= 2048):
+        return SHORT_128
+    return CONFIGS.get(D)
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
     64: [Config(128, 128, 3, 2), Config(128, 128, 2, 2), Config(128, 128, 4, 2), Config(128, 64, 4, 2),
-         Config(64, 128, 3, 1)],
+         Config(64, 128, 3, 1),
+         Config(128, 128, 3, 2, persistent=True), Config(128, 128, 2, 2, persistent=True),
+         Config(192, 64, 3, 3), Config(192, 64, 3, 3, persistent=True)],
     128: [Config(128, 128, 2, 2), Config(128, 128, 3, 2), Config(128, 64, 4, 2), Config(128, 64, 3, 2),
-          Config(64, 128, 2, 1)],
+          Config(64, 128, 2, 1),
+          Config(128, 64, 3, 2, persistent=True), Config(128, 64, 4, 2, persistent=True)],
 }
-# Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills. Left out: 128 rows per
-# consumer with D = 64 (BM256-BN64: 16 B of spills when causal) and three consumers (BM192, 160 registers
-# each: kilobytes of spills; T = 1024 is no multiple of 192 either).
+# Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills (tests/test_attention_gluon.py
+# checks the new ones: persistent, three consumers, a partial last query tile). Left out: 128 rows per consumer
+# with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent even without), three consumers with
+# BLOCK_N = 128 (BM192-BN128: kilobytes of spills at 160 registers) and the persistent BM128-BN128-s2 for D = 128
+# (12 B of spills when causal; the persistent loop's counters cost the consumers a few registers).
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -457,10 +477,10 @@ if HAS_GLUON:
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
     @gluon.jit
-    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
+    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, D: gl.constexpr, M_WG: gl.constexpr,
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                           ROW_TAIL: gl.constexpr = False):
+                           ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -488,16 +508,16 @@ if HAS_GLUON:
 
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
@@ -505,11 +525,11 @@ if HAS_GLUON:
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
                                          2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
@@ -543,7 +563,7 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     if not HAS_GLUON:
         raise ValueError("flash_attention_gluon: this triton has no triton.experimental.gluon Hopper module")
     B, H, T, D = q.shape
-    cfg = config or CONFIGS.get(D)
+    cfg = config or choose(D, T, causal)
     if cfg is None:
         raise ValueError(f"flash_attention_gluon: head dimension {D} not supported (64 or 128)")
     check_config(cfg, D, T)
@@ -564,7 +584,7 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     if cfg.persistent:
         n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
         grid = (min(num_sms if num_sms else _num_sms(q.device), n_units), )
-        _persistent_kernel[grid](*descs, T, B * H, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
+        _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
     else:
         _fa3_forward_kernel[(n_q, B * H)](*descs, T, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
 
@@ -603,6 +623,8 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", 
     args = kernel_args(cfg, D)
     num_warps = args.pop("num_warps")
     constexprs = dict(args, CAUSAL=bool(causal), ROW_TAIL=bool(row_tail))
+    if cfg.persistent:
+        constexprs["QK_SCALE"] = D ** -0.5 * LOG2E
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
                "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "qk_scale": "fp32"}
