@@ -125,3 +125,33 @@ def test_fused_split_on_the_gpu():
             y = torch.empty_like(x)
             lr.softmax_chunks(x, y, chunk=chunk, block=8192, warps=8)
             _check(x, y)
+
+
+_PTX_CHECK = r"""
+import re, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from kernels_ref.ch03_online_softmax import softmax_long_rows as lr
+const = {"K": 4, "KP": 4, "BLOCK": 8192, "HINTS": True, "REVERSE": False, "STAGES": 1, "PHASE": 0}
+sig = {n: "constexpr" if n in const else {"x_ptr": "*bf16", "y_ptr": "*bf16", "part_ptr": "*fp32",
+                                           "ws_ptr": "*i32"}.get(n, "i32") for n in lr.long_rows_kernel.arg_names}
+ptx = triton.compile(ASTSource(lr.long_rows_kernel, sig, const), target=GPUTarget("cuda", 90, 32),
+                     options={"num_warps": 8}).asm["ptx"]
+print(len(re.findall(r"(ld|atom)\.global\.gpu\.acquire", ptx)),
+      len(re.findall(r"(atom|red)\.global\.gpu\.release", ptx)))
+"""
+
+
+def test_the_wait_compiles_to_an_acquire(tmp_path):
+    """wait_partials' acquire must reach the PTX (Triton drops an atomic whose result is unused: it did until the
+    tenth session, leaving only the volatile loads' order), and publish's release too. Compiled for sm_90 without
+    a GPU, in a child process with the interpreter off."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=os.getcwd(), TRITON_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _PTX_CHECK], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    acquire, release = map(int, out.stdout.split()[-2:])
+    assert acquire >= 1 and release >= 1, out.stdout

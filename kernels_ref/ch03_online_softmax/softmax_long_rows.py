@@ -123,12 +123,15 @@ def wait_partials(part_ptr, cnt, row, K: tl.constexpr, KP: tl.constexpr):
     n = tl.load(cnt, volatile=True)
     while n < K:
         n = tl.load(cnt, volatile=True)
-    tl.atomic_add(cnt, 0, sem="acquire")  # the K partials are seen after this
+    # The acquire: the K partials are seen after it. Its result must be used, or Triton drops the atomic (an unused
+    # atomic_add compiled to no instruction at all until the tenth session: no acquire in the PTX, only the volatile
+    # loads' order). n >= K here, so the masks below are kk < K; they depend on n so the atomic stays.
+    n = tl.minimum(tl.atomic_add(cnt, 0, sem="acquire"), K)
     tl.debug_barrier()
     kk = tl.arange(0, KP)
     q = part_ptr + 2 * (row * K + kk)
-    ms = tl.load(q, mask=kk < K, other=-float("inf"), volatile=True)
-    ds = tl.load(q + 1, mask=kk < K, other=0.0, volatile=True)
+    ms = tl.load(q, mask=kk < n, other=-float("inf"), volatile=True)
+    ds = tl.load(q + 1, mask=kk < n, other=0.0, volatile=True)
     return ms, ds
 
 
