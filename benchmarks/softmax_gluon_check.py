@@ -56,17 +56,9 @@ class Check(sweeplib.Sweep):
                          budget_s=BUDGET_S, watchdog_s=WATCHDOG_S)
 
     def finish(self):
-        best, base = {}, {}
-        for r in self.doc["records"]:
-            if "pct" not in r or "shape" not in r:
-                continue
-            key = f"{r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
-            if r["impl"] == "gluon":
-                if key not in best or r["pct"] > best[key]["pct"]:
-                    best[key] = r
-            else:
-                base.setdefault(key, {})[r["impl"]] = round(r["pct"], 1)
-        self.doc["best"] = {k: dict(v, baselines=base.get(k, {})) for k, v in best.items()}
+        self.doc["best"] = sweeplib.best_with_baselines(
+            self.doc["records"], lambda r: f"{r['shape'][0]}x{r['shape'][1]} {r['dtype']}" if r.get("shape") else None,
+            "gluon")
         self.write()
 
 

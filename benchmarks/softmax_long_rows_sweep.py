@@ -115,17 +115,8 @@ class Sweep(sweeplib.Sweep):
         self.measure(dict(base), run, nbytes)
 
     def finish(self):
-        best, base = {}, {}
-        for r in self.doc["records"]:
-            if "pct" not in r:
-                continue
-            key = f"{r['op']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
-            if r["impl"] == "candidate":
-                if key not in best or r["pct"] > best[key]["pct"]:
-                    best[key] = r
-            else:
-                base.setdefault(key, {})[r["impl"]] = round(r["pct"], 1)
-        self.doc["best"] = {k: dict(v, baselines=base.get(k, {})) for k, v in best.items()}
+        self.doc["best"] = sweeplib.best_with_baselines(
+            self.doc["records"], lambda r: f"{r['op']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}", "candidate")
         self.write()
 
 

@@ -60,6 +60,22 @@ class Sweep:
         self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
 
 
+def best_with_baselines(records, key, candidate: str) -> dict:
+    """{key(r): the fastest record (by "pct") whose impl is `candidate`, plus "baselines": {impl: pct} of the other
+    impls with that key}; records without "pct" (errors) or for which key returns None are left out."""
+    best, base = {}, {}
+    for r in records:
+        k = key(r) if "pct" in r else None
+        if k is None:
+            continue
+        if r["impl"] == candidate:
+            if k not in best or r["pct"] > best[k]["pct"]:
+                best[k] = r
+        else:
+            base.setdefault(k, {})[r["impl"]] = round(r["pct"], 1)
+    return {k: dict(v, baselines=base.get(k, {})) for k, v in best.items()}
+
+
 def gpu_args(argv, doc: str) -> bool:
     """A sweep's command line (one argument: the JSON to write) on a GPU: False (after saying why) if not."""
     import course

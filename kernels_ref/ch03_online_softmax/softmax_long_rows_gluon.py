@@ -103,6 +103,8 @@ from typing import NamedTuple
 
 import triton
 
+from kernels_ref import sm_count
+
 try:  # Gluon's Hopper module: triton >= 3.5 (checked: 3.6.0, 3.7.1)
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
@@ -323,7 +325,6 @@ def constexprs(cfg: Config, cols: int) -> dict:
 
 
 _WORKSPACE: dict = {}  # (device, stream) -> int32 counters, zero between calls (the kernel resets them)
-_SMS: dict = {}
 
 
 def _counters(x, rows):
@@ -342,13 +343,6 @@ def reset_counters():
         ws.zero_()
 
 
-def _sm_count(device) -> int:
-    import torch
-    index = torch.device(device).index
-    index = torch.cuda.current_device() if index is None else index
-    if index not in _SMS:
-        _SMS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return _SMS[index]
 
 
 def softmax_gluon(x, y, config: Config | None = None, programs: int | None = None):
@@ -374,7 +368,7 @@ def softmax_gluon(x, y, config: Config | None = None, programs: int | None = Non
                          "16-byte aligned (TMA)")
     cfg = config or CONFIGS[name]
     check_config(cfg, isz)
-    sms = _sm_count(x.device)
+    sms = sm_count(x.device)
     k = triton.cdiv(cols, cfg.CHUNK)
     if k > sms:
         raise ValueError(f"softmax_gluon: K = {k} chunks of a row exceed the {sms} SMs (co-residency)")

@@ -62,6 +62,8 @@ from typing import NamedTuple
 
 import triton
 
+from kernels_ref import sm_count
+
 try:  # Gluon's Hopper module: triton >= 3.5 (checked: 3.6.0, 3.7.1)
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
@@ -583,22 +585,12 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     extra = dict(CAUSAL=bool(causal), ROW_TAIL=T % cfg.BLOCK_M != 0)
     if cfg.persistent:
         n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
-        grid = (min(num_sms if num_sms else _num_sms(q.device), n_units), )
+        grid = (min(num_sms if num_sms else sm_count(q.device), n_units), )
         _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
     else:
         _fa3_forward_kernel[(n_q, B * H)](*descs, T, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
 
 
-_SMS: dict = {}
-
-
-def _num_sms(device) -> int:
-    import torch
-    index = torch.device(device).index
-    index = torch.cuda.current_device() if index is None else index
-    if index not in _SMS:
-        _SMS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return _SMS[index]
 
 
 def _ok_dtypes():
