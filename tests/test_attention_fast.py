@@ -1,8 +1,9 @@
 """Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
 that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
-interpreter runs it); on a Hopper GPU the Gluon kernel runs, on every shape class the report times (D 64 and 128,
-causal or not) and on inputs whose every score is very negative, and a T that is no multiple of its tiles falls
-back."""
+interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
+or not, short and long sequences: T 2048 not causal, the case that reaches D 128's CONFIGS entry, was added after
+the last GPU run), on inputs whose every score is very negative too, and a T that is no multiple of its tiles
+falls back."""
 import pytest
 import torch
 
@@ -37,7 +38,7 @@ def _hopper() -> bool:
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("T", [128, 384, 1024])
+@pytest.mark.parametrize("T", [128, 384, 1024, 2048])  # 2048 not causal: D 128's CONFIGS entry (choose)
 def test_gluon_on_hopper(D, causal, T):
     assert _run((2, 3, T, D), causal, torch.bfloat16, "cuda") == "gluon"
 

@@ -30,6 +30,8 @@ def gluon_applies(q, causal=False) -> bool:
     if torch.cuda.get_device_capability(q.device)[0] != 9:
         return False
     B, H, T, D = q.shape
+    if T <= 0 or B * H <= 0:
+        return False
     cfg = gluon_fa.choose(D, T, causal)
     if cfg is None:
         return False
@@ -45,7 +47,7 @@ def gluon_applies(q, causal=False) -> bool:
 def flash_attention(q, k, v, o, causal):
     """o = softmax(q kᵀ / sqrt(D) [+ causal mask]) v, by the fastest kernel that applies (module docstring)."""
     if gluon_applies(q, causal) and all(t.is_contiguous() and t.shape == q.shape and t.dtype == q.dtype
-                                        for t in (k, v, o)):
+                                        and t.data_ptr() % 16 == 0 for t in (q, k, v, o)):  # TMA: 16-byte bases
         _LAST[0] = "gluon"
         gluon_fa.flash_attention(q, k, v, o, causal)
         return

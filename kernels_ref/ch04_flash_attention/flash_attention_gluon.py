@@ -12,11 +12,13 @@ Why plain Triton stops short of cuDNN on Hopper, by counting. Per key tile of BL
 tile of M rows does two GEMMs (S = Q Kᵀ and O += P V, 4·M·BLOCK_N·D flops) and a softmax over M·BLOCK_N
 scores (a max, an FMA, an exp2, a sum per score, plus the O rescale). An H100 SXM's tensor cores do
 about 990 TFLOP/s of bf16, its special-function units about 3.9 T exp2/s (16 per SM per clock, 132
-SMs, 1.83 GHz). For D = 128 the GEMMs of a tile take 4·128/990e12 = 0.52 ns per score, the exp2 alone
-1/3.9e12 = 0.26 ns per score: the softmax is half as long as the GEMMs. Done one after the other
-(Triton's single instruction stream, each wgmma waited before the softmax uses its result) the
-tensor cores idle a third of the time or more: 990 · 0.52/(0.52 + 0.26 + the FMAs, max, sum) is the
-~600 TFLOP/s ceiling we hit. For D = 64 the GEMMs halve and the softmax does not, so it is worse. The
+SMs, 1.83 GHz). For D = 128 the GEMMs of a tile take 4·128/990e12 = 0.52 ps per score, the exp2
+alone 1/3.9e12 = 0.26 ps per score (the whole GPU's time per score): the softmax is half as long as
+the GEMMs. Done one after the other (Triton's single instruction stream, each wgmma waited before the
+softmax uses its result) the tensor cores idle a third of the time or more, if nothing else on the SM
+fills the gap: 990 · 0.52/(0.52 + 0.26) = 660 TFLOP/s before the FMAs, max and sum (the Triton
+candidate, flash_attention_hopper.py, measured about 500 on an H100: benchmarks/gpu_2026-11-26_s10/h
+and i). For D = 64 the GEMMs halve and the softmax does not, so it is worse. The
 only way up is to run the softmax *while* the tensor cores work. Hopper gives us three tools:
 
 * wgmma is asynchronous: `warpgroup_mma(..., is_async=True)` returns at once; the warpgroup can run

@@ -172,12 +172,12 @@ rmsnorm_vec(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict
 }
 
 // The report's launch for rows of at most 1024 values (kernels_ref/report.py; not the exercise's contract): grid
-// (ceil(rows / 8),), 256 threads, one row a warp, 4 uint4 per lane. Sized for those rows alone, it needs 64 registers
-// (ptxas, nvcc 13.0, sm_90: no spills), so 4 blocks (32 warps) share an SM where rmsnorm_vec, sized for 2048 values,
-// fits 3. At 65536 x 1024 on an H200: 91.4-91.8% of copy in three runs against 86.8-90.5% for rmsnorm_vec on the
-// same grid; on an H100 95.1-95.4 against 95.2-95.3 (benchmarks/gpu_2026-11-26_s10, norms.json, where it was timed
-// as rmsnorm_vec with RMSR_WARP_VEC 4, RMSR_MAX_ROWS 1, RMSR_MIN_BLOCKS 4: the same code path). Needs cols % 8 == 0
-// and 16-byte aligned x, gamma and y; the caller checks.
+// (ceil(rows / 8),), 256 threads, one row a warp, 4 uint4 per lane. Sized for those rows alone, it needs 48 registers
+// (ptxas, nvcc 13.0, sm_90: no spills), so 4 or more blocks (32 warps) share an SM where rmsnorm_vec, sized for 2048
+// values, fits 3. At 65536 x 1024 (benchmarks/gpu_2026-11-26_s10/*/norms.json): on an H200 91.9% of copy (run e),
+// and 91.4-91.5% in runs a, d, e for rmsnorm_vec compiled with RMSR_WARP_VEC 4, RMSR_MAX_ROWS 1, RMSR_MIN_BLOCKS 4
+// (the same warp path, 64 registers), against 86.8-87.6% for rmsnorm_vec as it is, on the same grid; on an H100
+// 95.8% (f) against 95.1-95.3. Needs cols % 8 == 0 and 16-byte aligned x, gamma and y; the caller checks.
 extern "C" __global__ __launch_bounds__(256, 4) void rmsnorm_narrow(
         const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ gamma, __nv_bfloat16* __restrict__ y,
         int rows, int cols, float eps) {
