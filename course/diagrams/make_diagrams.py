@@ -581,9 +581,62 @@ def newton_reciprocal():
     fig.tight_layout()
     return fig
 
+
+def fa3_pipeline():
+    """Chapter 4: a key-tile loop done one step after the other (the teaching kernel: the tensor cores idle during
+    the softmax) against FlashAttention-3's schedule (the fast reference: a producer warp loads ahead; the softmax of
+    tile j runs while the tensor cores do P_{j-1} V_{j-1}). Box lengths from the chapter's count at D = 128: each
+    matrix product of a tile takes as long as its exponentials (0.0625 SM clocks per score each)."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 4.6), gridspec_kw={"height_ratios": [1, 1.55]})
+    for ax in axes:
+        ax.set_axis_off()
+        ax.set_xlim(-14, 100)
+    u = 10.0  # one product (or one tile's exponentials)
+    gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
+    a, b = axes
+    a.set_ylim(0, 10)
+    a.text(-14, 9.6, "one program, one step after the other (the teaching kernel)", fontsize=9, fontweight="bold",
+           va="top")
+    a.text(-1, 5.5, "warps", ha="right", va="center", fontsize=8)
+    a.text(-1, 1.5, "tensor cores", ha="right", va="center", fontsize=8)
+    x = 0.0
+    for j in range(3):
+        for label, fc, tc in ((f"S{j} = Q K{j}ᵀ", gemm, True), (f"softmax {j}", soft, False),
+                              (f"O += P{j} V{j}", gemm, True)):
+            _box(a, x, 4, u, 3, label, fc=fc, fs=7)
+            _box(a, x, 0.5, u, 2, "busy" if tc else "idle", fc=gemm if tc else "white", fs=7,
+                 color="black" if tc else C[3])
+            x += u
+    a.text(x + 1, 1.5, "idle 1/3", fontsize=8, color=C[3], va="center")
+    b.set_ylim(-4.5, 17)
+    b.text(-14, 16.6, "FlashAttention-3's schedule (the fast reference)", fontsize=9, fontweight="bold", va="top")
+    rows = {"producer warp": 12.0, "consumer group": 7.5, "tensor cores": 1.0}
+    for name, y in rows.items():
+        b.text(-1, y + 1.5, name, ha="right", va="center", fontsize=8)
+    for j in range(5):  # TMA loads run ahead, into a ring of shared-memory stages
+        _box(b, 0.5 * u * j, rows["producer warp"], 0.5 * u - 0.4, 3, f"K{j} V{j}", fc=load, fs=6)
+    x = 1.0 * u
+    _box(b, x - u, rows["tensor cores"], u, 3, "S0", fc=gemm, fs=7)
+    _box(b, x - u, rows["consumer group"], u, 3, "issue S0, wait", fc="white", fs=6)
+    _box(b, x, rows["consumer group"], u, 3, "softmax 0", fc=soft, fs=7)
+    _box(b, x, rows["tensor cores"], u, 3, "S1", fc=gemm, fs=7)
+    x += u
+    for j in range(1, 4):  # step j: the tensor cores do P_{j-1} V_{j-1} (under softmax j), then S_{j+1}
+        _box(b, x, rows["tensor cores"], u, 3, f"P{j - 1} V{j - 1}", fc=gemm, fs=7)
+        _box(b, x, rows["consumer group"], u, 3, f"softmax {j}", fc=soft, fs=7)
+        _box(b, x + u, rows["tensor cores"], u, 3, f"S{j + 1}", fc=gemm, fs=7)
+        _box(b, x + u, rows["consumer group"], u, 3, "rescale O, issue", fc="white", fs=6)
+        x += 2 * u
+    b.text(x + 1, rows["tensor cores"] + 1.5, "busy", fontsize=8, color=C[2], va="center")
+    b.text(-14, -4.3, "each softmax runs while the tensor cores do the previous tile's P V (asynchronous wgmma); "
+           "the producer's TMA loads keep\nthe ring of K, V stages ahead; a second consumer group (not drawn) "
+           "fills what gaps remain", fontsize=7, va="bottom")
+    fig.tight_layout()
+    return fig
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, flash_tiles, welford_chan, split_rows,
-                                     q526_split, q_pipeline, newton_reciprocal)}
+                                     q526_split, q_pipeline, newton_reciprocal, fa3_pipeline)}
 
 
 def script_hash() -> str:
