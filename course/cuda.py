@@ -86,8 +86,8 @@ def find_kernels(src: str) -> list[KernelSignature]:
     """Every `__global__` function of the source, with its parameters."""
     code = strip_comments(src)
     found = []
-    pattern = r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+" \
-              r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)"
+    attrs = r"(?:(?:__launch_bounds__|__cluster_dims__)\s*\([^)]*\)\s*)*"  # either, before or after void
+    pattern = rf"__global__\s+{attrs}void\s+{attrs}(\w+)\s*\(([^)]*)\)"
     for m in re.finditer(pattern, code):
         line = code.count("\n", 0, m.start()) + 1
         before = code[max(0, m.start() - 40):m.start()]

@@ -1,0 +1,106 @@
+"""GPU sweep for the cluster softmax (kernels_ref/ch03_online_softmax/softmax_cluster.cu): configurations (blocks a
+row, threads a block, 16-byte vectors a thread) against the fast path as it stands
+(softmax_split_rows.online_softmax_triton, "fast-default"), torch.softmax and, where it is installed, Liger-Kernel's
+softmax, in one process, on the report's softmax shapes and 1024 x 262144 bfloat16.
+
+    python benchmarks/softmax_cluster_sweep.py OUT.json
+
+Measures the copy (course.timing.copy_gbps(1 << 30)); each output is checked against torch.softmax in float32
+before it is timed (a wrong one gets an error record and no time); each impl runs untimed for 0.2 s first. pct = %
+of that copy (bytes: x read once, y written once). A hang (a cluster barrier never met) is caught by sweeplib's
+watchdog: error record, JSON written, exit code 3.
+
+    {"gpu", "sms", "copy_gbps", "records": [{"op", "shape", "dtype", "impl", "config", "ms", "gbps", "pct", "err"}
+     or {..., "error"}], "best": {"softmax RxC dtype": record with "baselines"}}
+"""
+import sys
+import time
+
+import sweeplib
+import torch
+from softmax_long_rows_sweep import _softmax_check
+
+from course import timing
+from kernels_ref.ch03_online_softmax import softmax_cluster as sc
+from kernels_ref.ch03_online_softmax import softmax_split_rows as fast
+
+BUDGET_S = 150
+WATCHDOG_S = 45
+
+
+def K(cluster, threads, vec):
+    return {"cluster": cluster, "threads": threads, "vec": vec}
+
+
+F32, BF16 = torch.float32, torch.bfloat16
+SHAPES = [  # (rows, cols, dtype), candidates (each holds the row: cluster x threads x vec x EPV >= cols)
+    ((1024, 131072, F32), [K(8, 256, 16), K(4, 512, 16), K(8, 512, 8), K(8, 128, 32), K(4, 1024, 8)]),
+    ((2048, 131072, BF16), [K(8, 256, 8), K(4, 256, 16), K(8, 128, 16), K(4, 512, 8), K(2, 1024, 8)]),
+    ((1024, 262144, BF16), [K(8, 256, 16), K(8, 512, 8), K(4, 512, 16), K(8, 1024, 4)]),
+    ((4096, 32768, BF16), [K(2, 256, 8), K(4, 256, 4), K(4, 128, 8), K(1, 512, 8), K(2, 512, 4)]),
+    ((8192, 8192, F32), [K(1, 256, 8), K(2, 256, 4), K(2, 128, 8), K(1, 512, 4), K(4, 128, 4)]),
+    ((16384, 4096, BF16), [K(1, 256, 2), K(1, 128, 4), K(2, 128, 2), K(1, 512, 1)]),
+]
+
+
+def _liger():
+    try:
+        from liger_kernel.ops.softmax import LigerSoftmaxFunction
+    except Exception:  # noqa: BLE001  (not installed: no Liger records)
+        return None
+    return LigerSoftmaxFunction.apply
+
+
+class Sweep(sweeplib.Sweep):
+    def time_one(self, base, fn, check, nbytes):
+        def run():
+            err = check()
+            from kernels_ref.report import warm
+            warm({"fn": fn}, 0.2, torch.cuda.synchronize)
+            return timing.bench(fn), err
+        self.measure(dict(base), run, nbytes)
+
+    def finish(self):
+        self.doc["best"] = sweeplib.best_with_baselines(
+            self.doc["records"], lambda r: f"{r['op']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}", "candidate")
+        self.write()
+
+
+def main(argv):
+    if not sweeplib.gpu_args(argv, __doc__):
+        return 2
+    props = torch.cuda.get_device_properties(0)
+    sw = Sweep(argv[1], {"gpu": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
+                         "copy_gbps": timing.copy_gbps(1 << 30), "records": [], "best": {}},
+               budget_s=BUDGET_S, watchdog_s=WATCHDOG_S)
+    print(f"{sw.doc['gpu']}: copy {sw.doc['copy_gbps']:.0f} GB/s", flush=True)
+    liger = _liger()
+    for (rows, cols, dtype), cands in SHAPES:
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(rows, cols, device="cuda", generator=gen).mul_(3).to(dtype)
+        y = torch.empty_like(x)
+        want = torch.softmax(x.float(), dim=-1)
+        nbytes = 2 * x.numel() * x.element_size()
+        ident = {"op": "softmax", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", "")}
+        impls = [(dict(ident, impl="candidate", config=cfg), lambda cfg=cfg: sc.softmax_cluster(x, y, cfg))
+                 for cfg in cands]
+        impls.append((dict(ident, impl="fast-default", config=fast.config_for(x)),
+                      lambda: fast.online_softmax_triton(x, y)))
+        impls.append((dict(ident, impl="torch"), lambda: torch.softmax(x, dim=-1)))
+        if liger is not None:
+            impls.append((dict(ident, impl="liger"), lambda: liger(x)))
+        for rec, fn in impls:
+            sw.time_one(rec, fn, _softmax_check(fn, y, want, dtype), nbytes)
+        x = y = want = None
+        torch.cuda.empty_cache()
+    sw.current = None
+    sw.finish()
+    print("best candidate per shape (baselines: % of copy):", flush=True)
+    for key, r in sw.doc["best"].items():
+        print(f"  {key}: {r['pct']:.1f}% {r['config']}; {r['baselines']}", flush=True)
+    print(f"done in {time.time() - sw.t0:.0f} s; wrote {argv[1]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,148 @@
+// Softmax over long rows, x read once: a row is split over the CLUSTER thread blocks of one thread-block cluster
+// (Hopper, sm_90), each block holds its part of the row in registers, and the blocks exchange their partial
+// (max, sum) through distributed shared memory: each block writes its pair into every block's shared memory.
+//
+//   block r of a cluster, row = blockIdx.x / CLUSTER:  part r = columns [r P, (r + 1) P), P = THREADS VEC EPV
+//     1. load the part (VEC 16-byte vectors a thread, all issued before any is used), keep it in registers
+//     2. m_r = max of the part, d_r = sum 2^((x - m_r) log2 e)          (block reductions, no global memory)
+//     3. write (m_r, d_r) into slot r of every block of the cluster      (st.shared::cluster after mapa)
+//        cluster barrier (arrive.release / wait.acquire): every block now holds all CLUSTER pairs
+//     4. M = max m_k, D = sum d_k 2^((m_k - M) log2 e); y = 2^((x - M) log2 e) / D from the registers, stored once
+//
+// Global memory traffic is one read of x and one write of y, as a copy's. Compile-time parameters (#define before
+// this file, set by softmax_cluster.py): SC_BF16 (1: bfloat16 in and out, 0: float32), CLUSTER (blocks a row, at
+// most 8, the portable cluster size), THREADS (a block), VEC (16-byte vectors a thread). Columns must be a multiple
+// of EPV (elements per 16-byte vector) and the rows 16-byte aligned: the host checks, and takes another kernel
+// otherwise. A part past the row's end (or a masked tail) holds -inf: it contributes (m, d) = (-inf, 0). A row of
+// all -inf gives NaN, as torch.softmax does.
+#include <cuda_bf16.h>
+
+#if SC_BF16
+typedef __nv_bfloat16 sc_t;
+#define EPV 8
+#else
+typedef float sc_t;
+#define EPV 4
+#endif
+#define SC_LOG2E 1.4426950408889634f
+#define SC_NEG_INF __int_as_float(0xff800000)
+
+// the i-th of the vector's EPV values as float
+__device__ __forceinline__ float sc_get(const uint4& v, int i) {
+    const unsigned w = (&v.x)[SC_BF16 ? i / 2 : i];
+#if SC_BF16
+    return __uint_as_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
+#else
+    return __uint_as_float(w);
+#endif
+}
+
+__device__ __forceinline__ uint4 sc_load(const sc_t* p) {  // streaming: x is read once
+    uint4 v;
+    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ void sc_store(sc_t* p, const float* f) {  // EPV floats, rounded once, streaming store
+    uint4 v;
+#if SC_BF16
+    for (int i = 0; i < 4; ++i) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+        (&v.x)[i] = *reinterpret_cast<unsigned*>(&h);
+    }
+#else
+    for (int i = 0; i < 4; ++i) (&v.x)[i] = __float_as_uint(f[i]);
+#endif
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+// a block-wide reduction (max if IS_MAX, else sum) through `red` (THREADS / 32 floats); every thread gets it
+template <bool IS_MAX>
+__device__ __forceinline__ float sc_block_reduce(float v, float* red) {
+    for (int o = 16; o > 0; o >>= 1) {
+        const float u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = IS_MAX ? fmaxf(v, u) : v + u;
+    }
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = red[0];
+    for (int w = 1; w < THREADS / 32; ++w) v = IS_MAX ? fmaxf(v, red[w]) : v + red[w];
+    return v;
+}
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
+softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int cols) {
+    __shared__ float red_max[THREADS / 32], red_sum[THREADS / 32];
+    __shared__ float2 parts[CLUSTER];
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    // Arrive now, wait just before writing into the other blocks: a block's shared memory may be written only once
+    // the block runs, and the wait then costs nothing (the part is loaded and reduced meanwhile).
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+
+    const long long row = blockIdx.x / CLUSTER;  // < rows: the grid is rows x CLUSTER blocks
+    const sc_t* xr = x + row * cols;
+    sc_t* yr = y + row * cols;
+    const int c0 = rank * (THREADS * VEC * EPV) + threadIdx.x * EPV;
+
+    uint4 v[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {  // every load issued before any value is used: VEC x 16 bytes in flight a thread
+        const int c = c0 + i * THREADS * EPV;
+        if (c < cols) {
+            v[i] = sc_load(xr + c);
+        } else {
+#if SC_BF16
+            v[i] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);  // -inf in both halves
+#else
+            v[i] = make_uint4(0xff800000u, 0xff800000u, 0xff800000u, 0xff800000u);
+#endif
+        }
+    }
+
+    float m = SC_NEG_INF;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+#pragma unroll
+        for (int e = 0; e < EPV; ++e) m = fmaxf(m, sc_get(v[i], e));
+    m = sc_block_reduce<true>(m, red_max);
+    const float mb = m == SC_NEG_INF ? 0.f : m;  // nothing finite in the part: no (-inf) - (-inf)
+    float d = 0.f;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+#pragma unroll
+        for (int e = 0; e < EPV; ++e) d += exp2f((sc_get(v[i], e) - mb) * SC_LOG2E);
+    d = sc_block_reduce<false>(d, red_sum);
+
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block of the cluster has started
+    if (threadIdx.x < CLUSTER) {  // thread k writes this block's pair into block k's slot `rank`
+        unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(&parts[rank])), remote;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(threadIdx.x));
+        asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" :: "r"(remote), "f"(m), "f"(d) : "memory");
+    }
+    // release: this block's writes before the barrier; acquire: every block's writes into ours are seen after it.
+    // No block touches another's shared memory after this barrier, so each may exit when it is done.
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+
+    float big_m = SC_NEG_INF;
+#pragma unroll
+    for (int k = 0; k < CLUSTER; ++k) big_m = fmaxf(big_m, parts[k].x);
+    const float bb = big_m == SC_NEG_INF ? 0.f : big_m;
+    float big_d = 0.f;
+#pragma unroll
+    for (int k = 0; k < CLUSTER; ++k)
+        if (parts[k].x != SC_NEG_INF) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);
+    const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
+
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        const int c = c0 + i * THREADS * EPV;
+        if (c < cols) {
+            float f[EPV];
+#pragma unroll
+            for (int e = 0; e < EPV; ++e) f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
+            sc_store(yr + c, f);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+"""Softmax over long rows with x read once, on Hopper: softmax_cluster.cu (a row split over the thread blocks of one
+cluster, each block's part of the row held in registers, the partial (max, sum) exchanged through distributed
+shared memory). Compiled through course.cuda (NVRTC), as the course's CUDA cells are, with the configuration as
+#defines.
+
+Why. The Triton long-row kernels (softmax_long_rows.py, softmax_split_rows.py) either read x twice, hoping to find
+it in L2 the second time, or hold a part of the row in registers while waiting, through global-memory counters, for
+the row's other parts. On an H200 both stay near two reads' speed: 65.7% (bfloat16 2048 x 131072) and 69.9% (float32
+1024 x 131072) of copy in the tenth session's report, where two full reads and a write would give 2/3. A cluster's
+blocks are scheduled together (the hardware guarantees it), so a block may wait for its siblings without a
+co-residency argument, and the wait is a hardware barrier rather than a spin on global memory.
+
+Config: {"cluster": blocks a row (at most 8), "threads": a block, "vec": 16-byte vectors a thread}; a block holds
+threads x vec x EPV columns (EPV: 4 float32, 8 bfloat16 values a vector), so a row of up to cluster x that many
+columns fits. CONFIGS (dtype -> ((widest row, config), ...)) is what `softmax_cluster` takes where `config` is not
+given."""
+import functools
+import os
+
+import torch
+
+EPV = {torch.float32: 4, torch.bfloat16: 8}
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "softmax_cluster.cu")
+# Not yet measured: the widest row each config takes (cluster x threads x vec x EPV columns); see the sweep,
+# benchmarks/softmax_cluster_sweep.py
+CONFIGS = {
+    torch.float32: ((131072, {"cluster": 8, "threads": 256, "vec": 16}),
+                    (262144, {"cluster": 8, "threads": 512, "vec": 16})),
+    torch.bfloat16: ((131072, {"cluster": 8, "threads": 256, "vec": 8}),
+                     (262144, {"cluster": 8, "threads": 256, "vec": 16})),
+}
+
+
+def columns(cfg: dict, dtype) -> int:
+    """The widest row cfg holds."""
+    return cfg["cluster"] * cfg["threads"] * cfg["vec"] * EPV[dtype]
+
+
+def config_for(x) -> dict | None:
+    """The CONFIGS entry for x's width and dtype (the narrowest that holds the row), None if there is none."""
+    return next((c for widest, c in CONFIGS.get(x.dtype, ()) if x.shape[-1] <= widest), None)
+
+
+def applies(x, y, cfg: dict | None = None) -> str | None:
+    """None where the kernel may run on (x, y) with cfg (CONFIGS' choice if None), else why not."""
+    if not (x.is_cuda and y.is_cuda):
+        return "not on a GPU"
+    if torch.cuda.get_device_capability(x.device)[0] < 9:
+        return "thread-block clusters need compute capability 9.0 (Hopper) or later"
+    if x.dtype not in EPV or y.dtype != x.dtype:
+        return f"dtype {x.dtype} -> {y.dtype}: float32 or bfloat16 in and out"
+    if x.dim() != 2 or y.shape != x.shape or not (x.is_contiguous() and y.is_contiguous()):
+        return "x and y: same shape, 2-D, contiguous"
+    rows, cols = x.shape
+    cfg = cfg or config_for(x)
+    if cfg is None or rows == 0 or cols == 0 or cols > columns(cfg, x.dtype):
+        return f"no config holds {cols} columns"
+    if cols % EPV[x.dtype] or x.data_ptr() % 16 or y.data_ptr() % 16:
+        return "16-byte vectors: columns a multiple of 16 bytes and 16-byte aligned tensors"
+    if rows * cfg["cluster"] >= 2**31:
+        return "too many rows for one grid"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(bf16: bool, cluster: int, threads: int, vec: int):
+    from course.cuda import compile_cuda
+    with open(SRC) as f:
+        src = f.read()
+    head = f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
+    return compile_cuda(head + src).softmax_cluster
+
+
+def softmax_cluster(x, y, config: dict | None = None):
+    """softmax(x) along each row into y. Raises ValueError where `applies` says no."""
+    cfg = config or config_for(x)
+    why = applies(x, y, cfg)
+    if why:
+        raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")
+    rows, cols = x.shape
+    k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"])
+    k((rows * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
+    return y

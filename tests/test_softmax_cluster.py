@@ -1,0 +1,89 @@
+"""The cluster softmax (kernels_ref/ch03_online_softmax/softmax_cluster.cu and .py). On the CPU: every CONFIGS entry
+compiles for sm_90 through NVRTC with no spills, the kernel uses the cluster instructions it relies on, and the
+wrapper says why it will not run off a GPU. On a Hopper GPU: outputs against float64 torch.softmax, on rows of -inf,
+late maxima, large offsets, widths that leave whole blocks past the row's end, for every CONFIGS entry and the
+sweep's candidates' shapes of cluster sizes."""
+import course  # noqa: F401
+import pytest
+import torch
+
+from course import cuda
+from kernels_ref.ch03_online_softmax import softmax_cluster as sc
+
+from test_softmax_long_rows import _check, _input
+
+ENTRIES = [(dt, cfg) for dt, table in sc.CONFIGS.items() for _, cfg in table]
+
+
+def _source(dtype, cfg) -> str:
+    with open(sc.SRC) as f:
+        src = f.read()
+    return (f"#define SC_BF16 {int(dtype == torch.bfloat16)}\n#define CLUSTER {cfg['cluster']}\n"
+            f"#define THREADS {cfg['threads']}\n#define VEC {cfg['vec']}\n" + src)
+
+
+@pytest.mark.parametrize("dtype,cfg", ENTRIES, ids=lambda v: str(v).replace("torch.", ""))
+def test_every_config_compiles_for_sm90_without_spills(dtype, cfg):
+    _, log = cuda._nvrtc_compile(_source(dtype, cfg), "sm_90")
+    res = cuda.parse_ptxas_report(log)["softmax_cluster"]
+    assert res.spill_stores == 0 and res.stack_bytes == 0, log
+    # the part a thread holds is vec 16-byte vectors = 4 vec registers: they must fit beside the rest
+    assert 4 * cfg["vec"] < res.registers <= 255
+
+
+def test_the_exchange_is_through_distributed_shared_memory():
+    ptx = cuda.strip_comments(open(sc.SRC).read())
+    for needed in ("__cluster_dims__(CLUSTER", "barrier.cluster.arrive.release", "barrier.cluster.wait.acquire",
+                   "mapa.shared::cluster", "st.shared::cluster"):
+        assert needed in ptx, needed
+
+
+def test_config_for_takes_the_narrowest_entry_that_holds_the_row():
+    x = torch.empty(1, 131072)
+    assert sc.columns(sc.config_for(x), x.dtype) == 131072
+    x = torch.empty(1, 131073)
+    assert sc.columns(sc.config_for(x), x.dtype) > 131072
+    assert sc.config_for(torch.empty(1, 1 << 22)) is None
+
+
+@pytest.mark.skipif(course.GPU, reason="CPU mode only")
+def test_off_a_gpu_it_says_why_and_does_not_run():
+    x = torch.randn(2, 64)
+    assert sc.applies(x, torch.empty_like(x)) == "not on a GPU"
+    with pytest.raises(ValueError, match="not on a GPU"):
+        sc.softmax_cluster(x, torch.empty_like(x))
+
+
+GPU = pytest.mark.skipif(not course.GPU or torch.cuda.get_device_capability()[0] < 9, reason="needs Hopper")
+
+
+@GPU
+@pytest.mark.parametrize("dtype,cfg", ENTRIES, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("width", ["full", "ragged", "short"])
+def test_on_the_gpu_against_float64(dtype, cfg, width):
+    full = sc.columns(cfg, dtype)
+    cols = {"full": full, "ragged": full - 8 * 37, "short": 64}[width]  # short: all blocks but the first empty
+    x = _input(6, cols, dtype, seed=cols)
+    y = torch.full_like(x, float("nan"))
+    sc.softmax_cluster(x, y, cfg)
+    _check(x, y)
+
+
+@GPU
+@pytest.mark.parametrize("cluster,threads,vec", [(1, 256, 8), (2, 256, 8), (4, 128, 8), (4, 512, 16)])
+def test_other_cluster_sizes_on_the_gpu(cluster, threads, vec):
+    cfg = {"cluster": cluster, "threads": threads, "vec": vec}
+    for dtype in (torch.float32, torch.bfloat16):
+        x = _input(5, sc.columns(cfg, dtype) - 8, dtype, seed=cluster)
+        y = torch.full_like(x, float("nan"))
+        sc.softmax_cluster(x, y, cfg)
+        _check(x, y)
+
+
+@GPU
+def test_many_rows_on_the_gpu():
+    x = torch.randn(3000, 131072, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    sc.softmax_cluster(x, y)
+    err = (y.float() - torch.softmax(x.float(), -1)).abs().max().item()
+    assert err <= 2.0**-8
