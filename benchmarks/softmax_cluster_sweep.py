@@ -1,7 +1,8 @@
 """GPU sweep for the cluster softmax (kernels_ref/ch03_online_softmax/softmax_cluster.cu): configurations (blocks a
 row, threads a block, 16-byte vectors a thread) against the fast path as it stands
-(softmax_split_rows.online_softmax_triton, "fast-default"), torch.softmax and, where it is installed, Liger-Kernel's
-softmax, in one process, on the report's softmax shapes and 1024 x 262144 bfloat16.
+(softmax_split_rows.online_softmax_triton, "fast-default": the cluster kernel itself past CLUSTER_ABOVE columns on
+Hopper), CONFIGS' Triton kernel ("triton-configs"), torch.softmax and, where it is installed, Liger-Kernel's
+softmax, in one process, on the report's long-row softmax shapes and 1024 x 262144 bfloat16.
 
     python benchmarks/softmax_cluster_sweep.py OUT.json
 
@@ -33,13 +34,15 @@ def K(cluster, threads, vec):
 
 
 F32, BF16 = torch.float32, torch.bfloat16
+# First run (eleventh session, H100, gpu_2026-11-27_s11/a): 128-thread blocks won every long row (fp32 1024x131072:
+# 8x128x32 96.6%, 8x256x16 92.1, 8x512x8 94.1; bf16 2048x131072: 8x128x16 92.4, 8x256x8 85.7; bf16 1024x262144:
+# 8x512x8 83.7, 8x256x16 81.9); at 32768 columns and below the fast path stayed ahead (97.6 / 99.3 / 96.0% against
+# the best cluster config's 91.9 / 96.2 / 91.1). So: small blocks holding more, and the fast path from 32768 down.
 SHAPES = [  # (rows, cols, dtype), candidates (each holds the row: cluster x threads x vec x EPV >= cols)
-    ((1024, 131072, F32), [K(8, 256, 16), K(4, 512, 16), K(8, 512, 8), K(8, 128, 32), K(4, 1024, 8)]),
-    ((2048, 131072, BF16), [K(8, 256, 8), K(4, 256, 16), K(8, 128, 16), K(4, 512, 8), K(2, 1024, 8)]),
-    ((1024, 262144, BF16), [K(8, 256, 16), K(8, 512, 8), K(4, 512, 16), K(8, 1024, 4)]),
-    ((4096, 32768, BF16), [K(2, 256, 8), K(4, 256, 4), K(4, 128, 8), K(1, 512, 8), K(2, 512, 4)]),
-    ((8192, 8192, F32), [K(1, 256, 8), K(2, 256, 4), K(2, 128, 8), K(1, 512, 4), K(4, 128, 4)]),
-    ((16384, 4096, BF16), [K(1, 256, 2), K(1, 128, 4), K(2, 128, 2), K(1, 512, 1)]),
+    ((1024, 131072, F32), [K(8, 128, 32), K(4, 256, 32), K(8, 256, 16), K(8, 512, 8)]),
+    ((2048, 131072, BF16), [K(8, 128, 16), K(4, 128, 32), K(8, 64, 32), K(2, 256, 32), K(8, 256, 8)]),
+    ((1024, 262144, BF16), [K(8, 128, 32), K(8, 256, 16), K(8, 512, 8)]),
+    ((4096, 32768, BF16), [K(2, 128, 16), K(2, 256, 8)]),
 ]
 
 
@@ -86,6 +89,8 @@ def main(argv):
                  for cfg in cands]
         impls.append((dict(ident, impl="fast-default", config=fast.config_for(x)),
                       lambda: fast.online_softmax_triton(x, y)))
+        impls.append((dict(ident, impl="triton-configs", config=fast.config_for(x)),  # the fast path off Hopper
+                      lambda: fast.run_config(x, y, fast.config_for(x))))
         impls.append((dict(ident, impl="torch"), lambda: torch.softmax(x, dim=-1)))
         if liger is not None:
             impls.append((dict(ident, impl="liger"), lambda: liger(x)))

@@ -79,6 +79,7 @@ import triton
 import triton.language as tl
 
 from kernels_ref.ch03_online_softmax import online_softmax_triton as reference
+from kernels_ref.ch03_online_softmax import softmax_cluster as cluster
 from kernels_ref.ch03_online_softmax import softmax_long_rows as long_rows
 from kernels_ref.ch03_online_softmax.softmax_long_rows import publish, wait_partials
 
@@ -126,6 +127,12 @@ CONFIGS = {
 WAITS = ("split", "long_rows")  # kernels whose programs wait for each other (GPU only, K <= SMs)
 NO_WAIT = {"kernel": "two_pass", "block": 4096, "warps": 8}  # where the split kernel may not run (see splits)
 SPLIT_ABOVE = 32768  # columns: the split kernel takes longer rows (with CONFIGS as they are)
+# Columns past which Hopper takes the cluster kernel (benchmarks/softmax_cluster_sweep.py, H100,
+# gpu_2026-11-27_s11/a): past 32768 it led everywhere (float32 131072: 96.6% of copy against 78.9 for CONFIGS'
+# choice; bfloat16 131072: 92.4 against 77.8; bfloat16 262144: 83.7 against 72.1); at 32768 and below CONFIGS'
+# kernels stayed ahead (bfloat16 32768: 97.6 against 91.9; float32 8192: 99.3 against 96.2; bfloat16 4096: 96.0
+# against 91.1).
+CLUSTER_ABOVE = 32768
 
 
 @triton.jit
@@ -348,9 +355,12 @@ def splits(x) -> bool:
 
 def online_softmax_triton(x, y):
     """The exercise's contract (softmax(x) along each row into y; float32, float16 or bfloat16, rows contiguous):
-    the kernel and configuration CONFIGS names for the row's width and dtype; the two-read reference for anything
-    else (a dtype or a layout the contract does not promise)."""
-    if x.dtype in CONFIGS and x.shape[0] > 0 and x.shape[1] > 0 and x.stride(1) == 1 and y.stride(1) == 1:
+    rows of more than CLUSTER_ABOVE columns on Hopper, float32 or bfloat16: softmax_cluster.cu (x read once, the
+    row held by a thread-block cluster); else the kernel and configuration CONFIGS names for the row's width and
+    dtype; the two-read reference for anything else (a dtype or a layout the contract does not promise)."""
+    if x.dim() == 2 and x.shape[1] > CLUSTER_ABOVE and cluster.applies(x, y) is None:
+        cluster.softmax_cluster(x, y)
+    elif x.dtype in CONFIGS and x.shape[0] > 0 and x.shape[1] > 0 and x.stride(1) == 1 and y.stride(1) == 1:
         run_config(x, y, config_for(x))
     else:
         reference.online_softmax_triton(x, y)
