@@ -68,8 +68,8 @@ TORCH_OPS = {  # PyTorch's own op for a chapter (or an exercise): (name, op(x, r
 FAST_REFERENCES = {
     "ch06.cross_entropy_triton": ("reference, split rows", "kernels_ref.ch06_low_precision.cross_entropy_split",
                                   "cross_entropy"),
-    "ch03.online_softmax_triton": ("reference, split rows", "kernels_ref.ch03_online_softmax.softmax_split_rows",
-                                   "online_softmax_triton"),
+    "ch03.online_softmax_triton": ("reference, split rows or cluster",
+                                   "kernels_ref.ch03_online_softmax.softmax_split_rows", "online_softmax_triton"),
     "ch05.layernorm_cuda": ("reference, warp per row", "kernels_ref/ch05_fused_norms/layernorm_rows.cu",
                             "layernorm_welford"),
     "ch05.rmsnorm_vec_cuda": ("reference, warp per row", "kernels_ref/ch05_fused_norms/rmsnorm_rows.cu",

@@ -87,3 +87,31 @@ def test_many_rows_on_the_gpu():
     sc.softmax_cluster(x, y)
     err = (y.float() - torch.softmax(x.float(), -1)).abs().max().item()
     assert err <= 2.0**-8
+
+
+@GPU
+def test_the_fast_reference_takes_it_and_passes_the_exercise_cases():
+    """Chapter 3's fast reference runs the cluster kernel past CLUSTER_ABOVE columns on Hopper: the exercise's own
+    cases (adversarial rows included) at and past that width, at full size, verified as the grader verifies."""
+    from autograder import registry
+    from autograder.exercise import Case
+    from kernels_ref.ch03_online_softmax import softmax_split_rows as split
+    ex = registry.get("ch03.online_softmax_triton")
+    cases = [c for cs in ex.cases.values() for c in cs if c.shape[-1] > split.CLUSTER_ABOVE]
+    cases += [Case((64, 131072), "adversarial", dtype="bfloat16"), Case((16, 262144), "adversarial"),
+              Case((16, 100003), "adversarial")]  # 100003: odd columns, not 16-byte rows: the Triton path
+    assert cases
+    calls = []
+    real = sc.softmax_cluster
+    for case in cases:
+        inputs = ex.make_inputs(case, case.shape, torch.Generator().manual_seed(1), "cuda")
+        x = inputs["x"]
+        y = torch.full_like(x, float("nan"))
+        sc.softmax_cluster = lambda *a, **k: calls.append(case.shape) or real(*a, **k)
+        try:
+            split.online_softmax_triton(x, y)
+        finally:
+            sc.softmax_cluster = real
+        problems = ex.verify(y, ex.reference(inputs), inputs, case)
+        assert not problems, (case, problems)
+    assert len(calls) == len(cases) - 1  # every case but the odd width took the cluster kernel

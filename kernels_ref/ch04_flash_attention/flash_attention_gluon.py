@@ -86,10 +86,12 @@ class Config(NamedTuple):
     num_consumers: int  # consumer warpgroups (the default partition has 4 * num_consumers warps)
     producer_regs: int = 24  # registers per thread of the TMA producer warp (setmaxnreg)
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
+    pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
-                + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else ""))
+                + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
+                + ("-pp" if self.pingpong else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
@@ -129,10 +131,11 @@ SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
     """Query tile + the K/V ring + barriers (the output reuses the query buffer; persistent: its own buffer,
-    so the next work item's query tile can load while this one's output is stored, and one more barrier)."""
+    so the next work item's query tile can load while this one's output is stored, and one more barrier;
+    pingpong: one turn barrier per consumer warpgroup)."""
     o_rows = cfg.BLOCK_M if cfg.persistent else 0
     return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
-            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent)))
+            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent) + cfg.num_consumers * int(cfg.pingpong)))
 
 
 def check_config(cfg: Config, D: int, T: int | None = None) -> None:
@@ -142,6 +145,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
     rows = cfg.BLOCK_M // max(cfg.num_consumers, 1)
     if cfg.num_consumers < 1 or rows * cfg.num_consumers != cfg.BLOCK_M or rows not in (64, 128):
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
+    if cfg.pingpong and cfg.num_consumers < 2:
+        raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_N in 64/128/256, num_stages >= 1")
     if smem_bytes(cfg, D) > SMEM_LIMIT:
@@ -228,12 +233,46 @@ if HAS_GLUON:
                     c += 1
 
     @gluon.jit
+    def _turn_barriers(NUM_CONSUMERS: gl.constexpr):
+        """Ping-pong: one turn barrier per consumer warpgroup, one arrive (the previous warpgroup's) per phase."""
+        turn = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
+        for w in gl.static_range(NUM_CONSUMERS):
+            mbarrier.init(turn.index(w), count=1)
+        return turn
+
+    @gluon.jit
+    def _turn_wait(bars, i, WG: gl.constexpr, PINGPONG: gl.constexpr):
+        """Ping-pong (FA3's warp scheduler barriers, on mbarriers: Gluon 3.6 has no named barriers): in round i
+        (the ring slot of the key tile whose Q Kᵀ is issued; every consumer goes through every round of every
+        work item, in order: _consumer_item) warpgroup WG may issue its GEMMs once warpgroup WG-1 has issued
+        its own of round i (WG 0: once the last warpgroup has issued round i-1). The turn barrier of WG
+        (bars[-1], one per warpgroup, count 1) completes its phase r when the previous warpgroup passes round r
+        (_turn_pass): WG > 0 waits phase i, WG 0 phase i-1 (round 0: the phase before phase 0, which a fresh
+        mbarrier counts as completed). A warpgroup passes round r only after waiting its turn of round r, so no
+        barrier runs two phases ahead of its waiter (parity waits cannot alias)."""
+        if PINGPONG:
+            turn = bars[-1]
+            if WG == 0:
+                mbarrier.wait(turn.index(0), (i & 1) ^ 1)
+            else:
+                mbarrier.wait(turn.index(WG), i & 1)
+
+    @gluon.jit
+    def _turn_pass(bars, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr):
+        """Ping-pong: WG has issued this round's GEMMs; the next warpgroup's turn (its turn barrier's next phase).
+        The arrive is one thread's after a barrier of the warpgroup's 4 warps, so all of them have issued."""
+        if PINGPONG:
+            mbarrier.arrive(bars[-1].index((WG + 1) % NUM_CONSUMERS), count=1)
+
+    @gluon.jit
     def _scores(q_smem, k_smem, bars, i, s_layout: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                NUM_STAGES: gl.constexpr):
-        """Issue S = Q Kᵀ (async) once the K tile of ring slot i has landed; returns the wgmma token."""
+                NUM_STAGES: gl.constexpr, WG: gl.constexpr = 0, PINGPONG: gl.constexpr = False):
+        """Issue S = Q Kᵀ (async) once the K tile of ring slot i has landed (and, ping-pong, once it is WG's
+        turn: the caller passes the turn on after its GEMMs); returns the wgmma token."""
         k_ready = bars[1]
         s = i % NUM_STAGES
         mbarrier.wait(k_ready.index(s), i // NUM_STAGES & 1)
+        _turn_wait(bars, i, WG, PINGPONG)
         zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
         # K's tile is [BLOCK_N, D] in shared memory; its transposed view is the B operand (D x BLOCK_N).
         return warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
@@ -255,18 +294,24 @@ if HAS_GLUON:
     @gluon.jit
     def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi, base,
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
-                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr):
+                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
+                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
-        holds P_{lo-1} (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1."""
+        holds P_{lo-1} (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1.
+        Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax outside it."""
         v_ready = bars[2]
         k_empty = bars[3]
         v_empty = bars[4]
         for j in range(lo, hi):
-            s_tok = _scores(q_smem, k_smem, bars, base + j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES)
+            if PINGPONG:  # P's conversion before the turn, so the turn covers only the waits and the issues
+                p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+            s_tok = _scores(q_smem, k_smem, bars, base + j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES, WG, PINGPONG)
             prev = (base + j - 1) % NUM_STAGES
             mbarrier.wait(v_ready.index(prev), (base + j - 1) // NUM_STAGES & 1)
-            p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+            if not PINGPONG:
+                p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
             o_tok = warpgroup_mma(p_op, v_smem.index(prev), acc, is_async=True)
+            _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
             mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
@@ -279,7 +324,8 @@ if HAS_GLUON:
     @gluon.jit
     def _consume(o_desc, my_q, o_smem, k_smem, v_smem, bars, head_row, start, n_tiles, base, q_phase, qk_scale,
                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
-                 CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr):
+                 CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
+                 PINGPONG: gl.constexpr):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -305,20 +351,23 @@ if HAS_GLUON:
         mbarrier.wait(q_bar, q_phase)
         # Prologue, tile 0: scores and softmax only (its P V is issued in the next iteration). Tile 0 is
         # never right of the diagonal, so the causal mask there is exact even when it changes nothing.
-        s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES)
+        s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES, WG, PINGPONG)
+        _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
         mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
         p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
         acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo, base,
-                                   s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False)
+                                   s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
+                                   NUM_CONSUMERS, PINGPONG)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, lo,
-                                       n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True)
+                                       n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
+                                       WG, NUM_CONSUMERS, PINGPONG)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
-        # Epilogue: the last tile's P V.
+        # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
         last = (base + n_tiles - 1) % NUM_STAGES
         mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
         p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
@@ -340,9 +389,11 @@ if HAS_GLUON:
     def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base, q_phase, qk_scale,
                        WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr):
+                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
-        in ring slots base ..; returns how many slots the item used (the CTA's key tiles)."""
+        in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
+        warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
+        per released tile), so the turn counts match however many tiles each warpgroup computes."""
         k_ready = bars[1]
         v_ready = bars[2]
         k_empty = bars[3]
@@ -354,19 +405,26 @@ if HAS_GLUON:
         if ROW_TAIL:  # a last partial query tile: a warpgroup whose rows all lie past T computes nothing
             if start < T:
                 _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
-                         base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT)
+                         base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
+                         NUM_CONSUMERS, PINGPONG)
             else:
                 n_done = 0
                 if PERSISTENT:
                     mbarrier.arrive(bars[5], count=1)
         else:
             _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
-                     base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT)
+                     base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
+                     NUM_CONSUMERS, PINGPONG)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
             # lands in its own round), or the producer would wait for this warpgroup forever.
             for j in range(base + n_done, base + n_cta):
+                # Ping-pong: the turn first (passed on at once), then the loads: a turn held while waiting
+                # for V_j could deadlock with one stage (V_j's load waits the other warpgroup's P V_{j-1},
+                # issued in its turn j).
+                _turn_wait(bars, j, WG, PINGPONG)
+                _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
                 s = j % NUM_STAGES
                 mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
                 mbarrier.arrive(k_empty.index(s), count=1)
@@ -378,17 +436,17 @@ if HAS_GLUON:
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
         _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, bars, head_row, row0, T, 0, 0, qk_scale,
-                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False)
+                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False, PINGPONG)
 
     @gluon.jit
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                             ROW_TAIL: gl.constexpr):
+                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -400,7 +458,7 @@ if HAS_GLUON:
                 if has:
                     base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base,
                                            c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL,
-                                           ROW_TAIL, True)
+                                           ROW_TAIL, True, PINGPONG)
                     c += 1
         tma.store_wait(0)
 
@@ -421,7 +479,7 @@ if HAS_GLUON:
     def _fa3_forward_kernel(q_desc, k_desc, v_desc, o_desc, T, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                            ROW_TAIL: gl.constexpr = False):
+                            ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -447,6 +505,8 @@ if HAS_GLUON:
             mbarrier.init(k_empty.index(s), count=NUM_CONSUMERS)  # one arrive per consumer warpgroup
             mbarrier.init(v_empty.index(s), count=NUM_CONSUMERS)
         bars = (q_bar, k_ready, v_ready, k_empty, v_empty)
+        if PINGPONG:
+            bars = bars + (_turn_barriers(NUM_CONSUMERS), )  # bars[-1]: _turn_wait
 
         # One partition per consumer warpgroup (its own instruction stream: an arrive synchronizes only
         # its 4 warps, so the warpgroups drift apart and one's softmax overlaps another's wgmmas), the
@@ -454,16 +514,16 @@ if HAS_GLUON:
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -471,11 +531,11 @@ if HAS_GLUON:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -484,7 +544,8 @@ if HAS_GLUON:
     def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, D: gl.constexpr, M_WG: gl.constexpr,
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                           ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0):
+                           ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
+                           PINGPONG: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -509,20 +570,22 @@ if HAS_GLUON:
             mbarrier.init(k_empty.index(s), count=NUM_CONSUMERS)
             mbarrier.init(v_empty.index(s), count=NUM_CONSUMERS)
         bars = (q_bar, k_ready, v_ready, k_empty, v_empty, q_free)
+        if PINGPONG:
+            bars = bars + (_turn_barriers(NUM_CONSUMERS), )  # bars[-1]: _turn_wait
 
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -530,11 +593,11 @@ if HAS_GLUON:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -557,7 +620,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                num_warps=4)  # the default partition is consumer warpgroup 0
+                PINGPONG=cfg.pingpong, num_warps=4)  # the default partition is consumer warpgroup 0
 
 
 def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
