@@ -22,13 +22,14 @@ import torch
 EPV = {torch.float32: 4, torch.bfloat16: 8}
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "softmax_cluster.cu")
 # The widest row each config takes (cluster x threads x vec x EPV columns). H100 (benchmarks/softmax_cluster_sweep.py,
-# gpu_2026-11-27_s11/a): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led at 131072
-# columns (96.6 and 92.4% of copy); the 262144-column entries are not measured yet.
+# gpu_2026-11-27_s11/a and b): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led at 131072
+# columns (96.6 and 92.4% of copy; 256- and 512-thread blocks 85.7-94.1); at bfloat16 262144, 512-thread blocks of 8
+# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 262144 is not measured.
 CONFIGS = {
     torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32}),
                     (262144, {"cluster": 8, "threads": 256, "vec": 32})),
     torch.bfloat16: ((131072, {"cluster": 8, "threads": 128, "vec": 16}),
-                     (262144, {"cluster": 8, "threads": 128, "vec": 32})),
+                     (262144, {"cluster": 8, "threads": 512, "vec": 8})),
 }
 
 
