@@ -9,6 +9,7 @@
      "records": [{"kernel": one of KERNELS, "shape": [rows, cols] or [B, H, T, D] (attention_fwd),
                   "dtype": one of DTYPES, "causal": bool (attention_fwd only), "impl": one of IMPLS,
                   "ref": the exercise whose reference kernel ran (impl flashcourse only, optional),
+                  "ms_rounds": the interleaved timed passes in ms, of which the numbers are the median (optional),
                   and either "gbps", "pct_copy", "tflops" (numbers; gbps and pct_copy null for attention,
                   tflops null for the others) or "error": why there are no numbers}]}
 """
@@ -47,7 +48,7 @@ def _record_problems(i: int, r) -> list[str]:
     at = f"records[{i}]"
     out = []
     attention = r.get("kernel") == "attention_fwd"
-    allowed = {"kernel", "shape", "dtype", "impl", "error", "gbps", "pct_copy", "tflops", "ref"} | (
+    allowed = {"kernel", "shape", "dtype", "impl", "error", "gbps", "pct_copy", "tflops", "ref", "ms_rounds"} | (
         {"causal"} if attention else set())
     out += [f"{at}: unknown key {k!r}" for k in sorted(set(r) - allowed)]
     if r.get("kernel") not in KERNELS:
@@ -64,7 +65,10 @@ def _record_problems(i: int, r) -> list[str]:
         out.append(f"{at}: attention_fwd needs causal: true or false")
     if "ref" in r and (r.get("impl") != "flashcourse" or not isinstance(r["ref"], str)):
         out.append(f"{at}: ref (an exercise id) belongs to impl flashcourse only")
-    numbers = {"gbps", "pct_copy", "tflops"} & set(r)
+    rounds = r.get("ms_rounds", [1.0])
+    if not (isinstance(rounds, list) and rounds and all(_number(t) and t > 0 for t in rounds)):
+        out.append(f"{at}: ms_rounds must be a non-empty list of positive numbers")
+    numbers = {"gbps", "pct_copy", "tflops", "ms_rounds"} & set(r)
     if "error" in r:
         if not isinstance(r["error"], str) or not r["error"]:
             out.append(f"{at}: error must be a non-empty string")

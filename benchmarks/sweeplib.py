@@ -91,7 +91,7 @@ def gpu_args(argv, doc: str) -> bool:
 def time_rounds(report, case, impls: dict, bench, rounds: int, doc: dict) -> None:
     """kernels_ref.report.measure over impls, `rounds` times interleaved; every record into doc["records"]."""
     for rnd in range(rounds):
-        for r in report.measure(case, impls, bench):
+        for r in report.measure(case, impls, bench, rounds=1):
             r["round"] = rnd
             doc["records"].append(r)
             print(report._line(r) if len(r["impl"]) < 15 else f"{r['impl']}: {r.get('gbps') or 0:.0f} GB/s",

@@ -17,6 +17,7 @@ import argparse
 import datetime
 import os
 import re
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -231,11 +232,29 @@ def checked(case: Case, inputs: dict, call):
     return AssertionError("wrong output: " + "; ".join(problems)[:250]) if problems else call
 
 
-def measure(case: Case, impl_calls: dict, bench) -> list[dict]:
-    """One record per impl: bench(call) in ms turned into GB/s (pct_copy filled in later) or TFLOP/s, or the
-    error of a call that could not be made or failed."""
+ROUNDS = 3  # timed passes over a case's impls, interleaved (A B C A B C A B C); a record keeps the median
+
+
+def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[dict]:
+    """One record per impl: the median of `rounds` interleaved bench(call) passes, in ms (all of them kept in
+    "ms_rounds"), turned into GB/s (pct_copy filled in later) or TFLOP/s; or the error of a call that could not be
+    made or failed. Why interleaved rounds: a GPU's clock and temperature drift within a case's seconds, and one
+    pass per impl gives whichever impl ran in the better moment the edge (two H100 reports run back to back gave
+    0.90-1.21x and 0.85-1.09x cuDNN for the same attention kernel; tenth session, gpu_2026-11-26_s10/j and k)."""
+    times: dict = {impl: [] for impl in impl_calls}
+    errors: dict = {}
+    for _ in range(rounds):
+        for impl, call in impl_calls.items():
+            if impl in errors:
+                continue
+            try:
+                if isinstance(call, Exception):
+                    raise call
+                times[impl].append(bench(call))
+            except Exception as e:  # noqa: BLE001  (not installed, or fails on this shape: recorded, never a crash)
+                errors[impl] = (f"{type(e).__name__}: {e}".strip().splitlines() or [type(e).__name__])[0][:300]
     out = []
-    for impl, call in impl_calls.items():
+    for impl in impl_calls:
         r = {"kernel": case.kernel, "shape": list(case.shape), "dtype": case.dtype}
         if case.causal is not None:
             r["causal"] = case.causal
@@ -243,20 +262,19 @@ def measure(case: Case, impl_calls: dict, bench) -> list[dict]:
         if impl == "flashcourse":
             own = reference_for(case) in OWN_LAUNCH and fast_reference_source(registry.get(reference_for(case)))
             r["ref"] = reference_for(case) + (" on its own grid" if own else "")
-        try:
-            if isinstance(call, Exception):
-                raise call
-            ms = bench(call)
-        except Exception as e:  # noqa: BLE001  (not installed, or fails on this shape: recorded, never a crash)
-            r["error"] = (f"{type(e).__name__}: {e}".strip().splitlines() or [type(e).__name__])[0][:300]
+        if impl in errors:
+            r["error"] = errors[impl]
+            out.append(r)
+            continue
+        ms = statistics.median(times[impl])
+        r["ms_rounds"] = times[impl]
+        if case.kernel == "attention_fwd":
+            flops = registry.get(REFERENCES["attention_fwd"]).bench.flops(case.shape, "causal" if case.causal
+                                                                          else "full")
+            r.update(gbps=None, pct_copy=None, tflops=flops / (ms * 1e-3) / 1e12)
         else:
-            if case.kernel == "attention_fwd":
-                flops = registry.get(REFERENCES["attention_fwd"]).bench.flops(case.shape, "causal" if case.causal
-                                                                              else "full")
-                r.update(gbps=None, pct_copy=None, tflops=flops / (ms * 1e-3) / 1e12)
-            else:
-                nbytes = ARRAYS.get(case.kernel, 2) * case.shape[0] * case.shape[1] * _itemsize(case.dtype)
-                r.update(gbps=nbytes / (ms * 1e-3) / 1e9, pct_copy=None, tflops=None)
+            nbytes = ARRAYS.get(case.kernel, 2) * case.shape[0] * case.shape[1] * _itemsize(case.dtype)
+            r.update(gbps=nbytes / (ms * 1e-3) / 1e9, pct_copy=None, tflops=None)
         out.append(r)
     return out
 

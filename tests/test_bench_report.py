@@ -132,10 +132,24 @@ def test_records_from_a_timer_and_errors_from_missing_or_failing_peers():
     recs = report.measure(case, {"flashcourse": lambda: None, "torch": ModuleNotFoundError("No module named 'x'"),
                                  "liger": fails_on_this_shape}, _one_call_then(2.0))
     assert recs[0] == {"kernel": "softmax", "shape": [1024, 131072], "dtype": "float32", "impl": "flashcourse",
-                       "ref": "ch03.online_softmax_triton", "gbps": 2 * 1024 * 131072 * 4 / 2e-3 / 1e9,
-                       "pct_copy": None, "tflops": None}
+                       "ref": "ch03.online_softmax_triton", "ms_rounds": [2.0] * report.ROUNDS,
+                       "gbps": 2 * 1024 * 131072 * 4 / 2e-3 / 1e9, "pct_copy": None, "tflops": None}
     assert recs[1]["error"] == "ModuleNotFoundError: No module named 'x'" and "gbps" not in recs[1]
     assert recs[2]["error"] == LIGER_ERROR
+
+
+def test_a_record_is_the_median_of_interleaved_rounds():
+    case = report.Case("softmax", (8, 64), "float32")
+    order, ms = [], {"a": iter([3.0, 1.0, 2.0]), "b": iter([5.0, 9.0, 4.0])}
+
+    def bench(call):
+        order.append(call())
+        return next(ms[order[-1]])
+    recs = report.measure(case, {"a": lambda: "a", "b": lambda: "b"}, bench, rounds=3)
+    assert order == ["a", "b"] * 3  # interleaved, not a's three passes then b's
+    assert [r["ms_rounds"] for r in recs] == [[3.0, 1.0, 2.0], [5.0, 9.0, 4.0]]
+    assert recs[0]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 2e-3 / 1e9)  # the median, 2.0 ms
+    assert recs[1]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 5e-3 / 1e9)
 
 
 def test_attention_records_count_flops():
@@ -154,7 +168,7 @@ def test_every_impl_is_called_on_the_cpu(tmp_path):
     for case in cases:
         impls = report.calls(case, report.make_inputs(case, "cpu"), loaded, str(tmp_path), "cpu")
         impls.pop("torch.compile", None)
-        recs = report.measure(case, impls, _one_call_then(1.0))
+        recs = report.measure(case, impls, _one_call_then(1.0), rounds=1)
         ours = recs[0]
         assert ours["impl"] == "flashcourse" and "error" not in ours, ours
         if case.kernel != "attention_fwd":
