@@ -2,7 +2,8 @@
 the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and SDPA's cuDNN backend, on a GPU.
 
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json [--quick] [--budget 230] [--per-call 60]
-        [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2]
+        [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2] [--rounds 3]
+    PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --pingpong [--budget 120] [--rounds 3]
 
 One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only; --T: those lengths), D 128 and 64, causal
 False/True; T = 4096 first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of
@@ -12,6 +13,15 @@ Each Gluon config is first checked against an fp32 reference on a small batch (B
 then on the timed shape against SDPA (flash backend, else math); a wrong output, a compile error or any exception
 gives an error record (with the exception text) and no timing. Times: course.timing.bench (L2 flushed, median),
 the same function benchmarks/attention_hopper_sweep.py uses; TFLOP/s = 4·B·H·T²·D / t, half for causal.
+
+--pingpong: T in 1024, 2048, 4096 (or --T), D 128 and 64, causal or not; per shape SDPA cuDNN, choose()'s config
+("choose"), the same with Config.pingpong, and for D 128 BM128-BN128 with 2 and with 3 stages (FA3 ping-pong; the
+third stage), no Hopper candidate; --budget 120 and --rounds 3 unless given. Before the timed shapes a child process
+(--preflight) runs every ping-pong config on small inputs (persistent ones also on 3 SMs, so that each CTA runs
+many work items) against fp32 with a timeout: if it hangs, fails or times out it is killed, the ping-pong variants
+are dropped with an error record, and the rest is still timed (the turn barriers are the one new way to deadlock).
+--rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
+keeps every round (ms_rounds) and their median (ms, tflops).
 
 One printed line per record; the JSON ("records", then "summary": per shape the best Gluon config and its ratio
 to cuDNN and to the Hopper candidate) is rewritten after every record. A watchdog thread: a call that makes no
@@ -24,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 import sys
 import time
 
@@ -66,19 +77,82 @@ def tolerance(ref):
     return 8 * 2.0 ** -8 * max(1.0, ref.abs().max().item())
 
 
-def check_small(cfg, D, T, causal):
-    """Max error of the config against fp32 on B=1, H=2 (T capped at 2048); raises AssertionError if wrong."""
+def check_small(cfg, D, T, causal, num_sms=None):
+    """Max error of the config against fp32 on B=1, H=2 (T capped at 2048); raises AssertionError if wrong.
+    num_sms: the persistent grid's size (few SMs: many work items per CTA)."""
     Ts = min(T, 2048)
     g = torch.Generator(device="cuda").manual_seed(1)
     q, k, v = (torch.randn(*SMALL, Ts, D, device="cuda", generator=g).to(DTYPE) for _ in range(3))
     o = torch.full_like(q, float("nan"))  # a row the kernel forgets stays NaN
-    fg.flash_attention(q, k, v, o, causal, cfg)
+    fg.flash_attention(q, k, v, o, causal, cfg, num_sms=num_sms)
     torch.cuda.synchronize()
     ref = reference_fp32(q, k, v, causal)
     err = (o.float() - ref).abs().max().item()
     if not err <= tolerance(ref):  # NaN fails too
         raise AssertionError(f"wrong output vs fp32 at B=1 H=2 T={Ts}: max err {err:.3g} > {tolerance(ref):.3g}")
     return err
+
+
+T_PINGPONG = [1024, 2048, 4096]
+
+
+def pingpong_variants(D, T, causal):
+    """--pingpong: [(label, config)]: choose()'s config, the same with ping-pong, and for D 128 the two- and
+    three-stage BM128-BN128 tiles (a config already listed is not repeated)."""
+    chosen = fg.choose(D, T, causal)
+    out = [("choose " + chosen.name(), chosen), ("choose+pingpong " + chosen.name(), chosen._replace(pingpong=True))]
+    if D == 128:
+        for cfg in (fg.Config(128, 128, 2, 2), fg.Config(128, 128, 3, 2)):
+            if cfg != chosen:
+                out.append((cfg.name(), cfg))
+    return out
+
+
+def preflight_configs(ts):
+    """The ping-pong configs --pingpong will run: {(D, causal): [configs]}."""
+    out = {}
+    for D, T, causal in shapes(False, ts):
+        for _, cfg in pingpong_variants(D, T, causal):
+            if cfg.pingpong and cfg not in out.setdefault((D, causal), []):
+                out[(D, causal)].append(cfg)
+    return out
+
+
+def preflight(ts, per_call):
+    """Child process (--preflight): each ping-pong config on small inputs against fp32, T 1024 and 2048 (and on 3
+    SMs when persistent). Prints one line per check; exit code 0 if all passed, 1 if one failed, 3 if one hung."""
+    bad = 0
+    for (D, causal), cfgs in preflight_configs(ts).items():
+        for cfg in cfgs:
+            for T in (1024, 2048):
+                for num_sms in ((None, 3) if cfg.persistent else (None, )):
+                    what = f"preflight D={D} T={T} causal={causal} {cfg.name()} num_sms={num_sms}"
+                    try:
+                        err = watched(lambda: check_small(cfg, D, T, causal, num_sms), per_call)
+                        print(f"{what}: ok, max err {err:.3g}", flush=True)
+                    except Hung as e:
+                        print(f"{what}: HUNG {e}", flush=True)
+                        os._exit(3)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"{what}: FAILED {type(e).__name__}: {str(e)[-300:]}", flush=True)
+                        bad = 1
+    sys.stdout.flush()
+    os._exit(bad)
+
+
+def run_preflight(ts, per_call, timeout):
+    """preflight() in a child process, killed after `timeout` s; (ok, its output)."""
+    import subprocess
+    cmd = [sys.executable, os.path.abspath(__file__), "-", "--preflight", "--per-call", str(per_call)]
+    if ts:
+        cmd += ["--T", ",".join(map(str, ts))]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:  # subprocess.run kills the child
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return False, out + f"\ntimed out after {timeout} s (killed)"
+    return run.returncode == 0, run.stdout + (f"\nexit code {run.returncode}\n" + run.stderr[-2000:]
+                                              if run.returncode else "")
 
 
 def sweep(D, wanted=None):
@@ -93,21 +167,27 @@ def main(argv=None):
     from course import timing
 
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0].startswith("-"):
+    if not args or args[0].startswith("-") and args[0] != "-":
         sys.exit(__doc__)
     out = args[0]
     quick = "--quick" in args
-    budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 230.0
+    pingpong = "--pingpong" in args
+    budget = float(args[args.index("--budget") + 1]) if "--budget" in args else (120.0 if pingpong else 230.0)
     per_call = float(args[args.index("--per-call") + 1]) if "--per-call" in args else 60.0
     ts = [int(t) for t in args[args.index("--T") + 1].split(",")] if "--T" in args else None
     wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong else 1)
+    if "--preflight" in args:
+        preflight(ts or T_PINGPONG, per_call)
+    if pingpong:
+        ts = ts or T_PINGPONG
     t_start = time.time()
     dev = torch.cuda.get_device_name()
     import triton
     doc = {"device": dev, "torch": torch.__version__, "triton": triton.__version__, "dtype": "bfloat16",
            "B": B, "H": H, "quick": quick, "configs": {D: [c.name() for c in sweep(D, wanted)] for D in fg.SWEEP},
            "default": {D: fg.CONFIGS[D].name() for D in fg.CONFIGS}, "records": [], "summary": [],
-           "complete": False}
+           "complete": False, "pingpong": pingpong, "rounds": rounds}
 
     def save():
         with open(out, "w") as f:
@@ -127,6 +207,13 @@ def main(argv=None):
 
     hung = False
     all_shapes = shapes(quick, ts)
+    pp_ok = True
+    if pingpong:
+        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in pingpong_variants(D, T, c)] for D, T, c in all_shapes}
+        pp_ok, log = run_preflight(ts, min(per_call, 30.0), timeout=max(30.0, budget / 2))
+        doc["preflight"] = {"ok": pp_ok, "log": log[-4000:], "s": round(time.time() - t_start, 1)}
+        print(log.rstrip() + f"\npreflight ok={pp_ok} [{time.time() - t_start:.0f} s]", flush=True)
+        save()
     for D, T, causal in all_shapes:
         if hung:
             break
@@ -142,15 +229,22 @@ def main(argv=None):
         except RuntimeError:
             ref = sdpa(torch.nn.attention.SDPBackend.MATH, q, k, v, causal)
         tol = tolerance(ref)
-        variants = [("sdpa cudnn", None, lambda: sdpa(torch.nn.attention.SDPBackend.CUDNN_ATTENTION, q, k, v, causal)),
-                    ("triton hopper " + fh.resolve_config(D).name(), None,
-                     lambda: fh.flash_attention(q, k, v, o, causal))]
-        variants += [(cfg.name(), cfg, lambda cfg=cfg: fg.flash_attention(q, k, v, o, causal, cfg))
-                     for cfg in sweep(D, wanted)]
+        variants = [("sdpa cudnn", None, lambda: sdpa(torch.nn.attention.SDPBackend.CUDNN_ATTENTION, q, k, v, causal))]
+        if pingpong:
+            gluon = pingpong_variants(D, T, causal)
+        else:
+            variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
+                             lambda: fh.flash_attention(q, k, v, o, causal)))
+            gluon = [(cfg.name(), cfg) for cfg in sweep(D, wanted)]
+        variants += [(name, cfg, lambda cfg=cfg: fg.flash_attention(q, k, v, o, causal, cfg)) for name, cfg in gluon]
+        timed = []  # (record, call) of the variants timed in round 0, for --rounds
         for name, cfg, call in variants:
             rec = dict(base, variant=name, config=cfg._asdict() if cfg else None)
             if time.time() - t_start > budget:
                 record(dict(rec, error=f"skipped: past the {budget:.0f} s budget"))
+                continue
+            if cfg is not None and cfg.pingpong and not pp_ok:
+                record(dict(rec, error="skipped: the ping-pong preflight failed or hung (see preflight)"))
                 continue
             try:
                 t0 = time.time()
@@ -171,7 +265,9 @@ def main(argv=None):
                 else:
                     ms = watched(lambda call=call: timing.bench(call), per_call)
                     rec["ms"] = ms
+                    rec["ms_rounds"] = [ms]
                     rec["tflops"] = tflops(T, D, causal, ms)
+                    timed.append((rec, call))
             except Hung as e:
                 rec["error"] = f"hung: {e}"
                 hung = True
@@ -180,6 +276,22 @@ def main(argv=None):
             record(rec)
             if hung:
                 break
+        for _ in range(1, rounds):  # the same variants again, interleaved, while the budget lasts
+            if hung or time.time() - t_start > budget:
+                break
+            for rec, call in timed:
+                try:
+                    rec["ms_rounds"].append(watched(lambda call=call: timing.bench(call), per_call))
+                except Hung as e:
+                    rec["error_round"] = f"hung: {e}"
+                    hung = True
+                    break
+                rec["ms"] = statistics.median(rec["ms_rounds"])
+                rec["tflops"] = tflops(T, D, causal, rec["ms"])
+        if rounds > 1 and timed:
+            print("  median of rounds: " + "; ".join(f"{r['variant']} {r['tflops']:.0f} ({len(r['ms_rounds'])})"
+                                                    for r, _ in timed), flush=True)
+            save()
         q = k = v = o = ref = None
         torch.cuda.empty_cache()
 
@@ -200,12 +312,40 @@ def main(argv=None):
         print(f"D={D} T={T} causal={causal}: {row['best']} {fmt(row['tflops'])} | cuDNN {fmt(cudnn)} "
               f"(x{fmt(row['vs_cudnn'], '{:.2f}')}) | hopper {fmt(hopper)} (x{fmt(row['vs_hopper'], '{:.2f}')})"
               + (f" | errors: {', '.join(row['errors'])}" if row["errors"] else ""), flush=True)
+    if pingpong:
+        compare(doc, all_shapes)
     doc["complete"] = not hung and all("skipped" not in r.get("error", "") for r in doc["records"])
     doc["elapsed_s"] = round(time.time() - t_start, 1)
     save()
     print(f"elapsed {doc['elapsed_s']} s, complete={doc['complete']}, written {out}", flush=True)
     if hung:
         os._exit(3)  # a hung kernel keeps the CUDA context busy: do not wait for it at exit
+
+
+def compare(doc, all_shapes):
+    """--pingpong: per shape the ratios ping-pong / choose() and (D 128) three / two stages, and each to cuDNN."""
+    print(f"\n{doc['device']}: ping-pong against choose(), 3 stages against 2 (ratios of median TFLOP/s)", flush=True)
+    doc["compare"] = []
+    for D, T, causal in all_shapes:
+        recs = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)]
+        chosen = fg.choose(D, T, causal)
+        get = lambda cfg: next((r.get("tflops") for r in recs if r.get("config") == cfg._asdict()), None)  # noqa: E731
+        ratio = lambda a, b: a / b if a and b else None  # noqa: E731
+        cudnn = next((r.get("tflops") for r in recs if r["variant"] == "sdpa cudnn"), None)
+        row = {"D": D, "T": T, "causal": causal, "choose": chosen.name(), "sdpa cudnn": cudnn,
+               "choose_tflops": get(chosen), "pingpong_tflops": get(chosen._replace(pingpong=True)),
+               "pingpong_vs_choose": ratio(get(chosen._replace(pingpong=True)), get(chosen)),
+               "choose_vs_cudnn": ratio(get(chosen), cudnn),
+               "pingpong_vs_cudnn": ratio(get(chosen._replace(pingpong=True)), cudnn)}
+        if D == 128:
+            s2, s3 = get(fg.Config(128, 128, 2, 2)), get(fg.Config(128, 128, 3, 2))
+            row.update(s2_tflops=s2, s3_tflops=s3, s3_vs_s2=ratio(s3, s2), s3_vs_cudnn=ratio(s3, cudnn))
+        doc["compare"].append(row)
+        fmt = lambda x: f"{x:.3f}" if x else "-"  # noqa: E731
+        print(f"D={D} T={T} causal={causal}: {chosen.name()} pingpong/choose {fmt(row['pingpong_vs_choose'])} "
+              f"(choose/cuDNN {fmt(row['choose_vs_cudnn'])}, pingpong/cuDNN {fmt(row['pingpong_vs_cudnn'])})"
+              + (f" | s3/s2 {fmt(row['s3_vs_s2'])} (s3/cuDNN {fmt(row['s3_vs_cudnn'])})" if D == 128 else ""),
+              flush=True)
 
 
 if __name__ == "__main__":

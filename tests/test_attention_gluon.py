@@ -6,7 +6,11 @@ Asserted in the PTX of each default config (D 64 and 128, causal or not): the GE
 TMA (cp.async.bulk.tensor) completed on mbarriers; the partitions re-split the register file (setmaxnreg: the
 producer down to its 24, the consumers up to their share); and ptxas reports no spills (no local memory). The same
 for the sweep's newer configs (NEW: persistent CTAs, three consumer warpgroups, and for BLOCK_M = 192 the variant for
-a T that is no multiple of it, a last partial query tile), causal or not."""
+a T that is no multiple of it, a last partial query tile), causal or not. And for the ping-pong variants (PINGPONG:
+Config.pingpong, persistent or not, D 64 and 128, causal or not, and D 128's three-stage tiles): the same, plus the
+turn protocol in the PTX (one more count-1 mbarrier per consumer warpgroup; in every loop iteration the turn is
+passed on, an mbarrier.arrive, after both GEMMs are issued and before the wait for S), against the same config
+without ping-pong, which has no arrive there."""
 import json
 import os
 import re
@@ -23,13 +27,22 @@ if not fg.HAS_GLUON:
     pytest.skip("this triton has no triton.experimental.gluon Hopper module", allow_module_level=True)
 
 
+# Ping-pong: each D's default tiles persistent and not (D 128's persistent one is SHORT_128, its short-sequence
+# config: the persistent BM128-BN128-s2 spills when causal, pingpong or not), and D 128's three-stage tiles.
+PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
+                    (64, fg.CONFIGS[64]._replace(persistent=False, pingpong=True)),
+                    (128, fg.CONFIGS[128]._replace(pingpong=True)),
+                    (128, fg.SHORT_128._replace(pingpong=True)),
+                    (128, fg.Config(128, 128, 3, 2, pingpong=True))]
+
+
 # Run in a child process without the Triton interpreter: the course's CPU mode (tests/conftest.py imports
 # course) sets TRITON_INTERPRET=1 before the kernels are defined, which turns the @jit combine functions of
 # gl.max/gl.sum into interpreter objects that the Gluon compiler rejects.
 _COMPILE = """
 import json, sys
 from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
-from tests.ptxas_tools import ptxas_log
+from tests.test_attention_gluon import PINGPONG_CONFIGS
 out = {}
 for D in (64, 128):
     for causal in (False, True):
@@ -48,6 +61,17 @@ for D, cfgs in fg.SWEEP.items():
                 with open(path, "w") as f:
                     f.write(fg.compile_offline(cfg, D, causal, row_tail=tail).asm["ptx"])
                 out[key] = path
+for D, cfg in PINGPONG_CONFIGS:
+    for causal in (False, True):
+        for c in (cfg, cfg._replace(pingpong=False)):
+            key = f"pp,{D},{c.name()},{int(causal)}"
+            path = f"{sys.argv[1]}/{key.replace(',', '_')}.ptx"
+            kernel = fg.compile_offline(c, D, causal)
+            with open(path, "w") as f:
+                f.write(kernel.asm["ptx"])
+            with open(path + ".shared", "w") as f:
+                f.write(str(kernel.metadata.shared))
+            out[key] = path
 print(json.dumps(out))
 """
 
@@ -103,6 +127,37 @@ def _check_ptx(cfg, path):
     assert "wgmma.wait_group.sync.aligned 1" in ptx  # S waited while P V stays in flight
 
 
+PP = [(D, cfg, causal) for D, cfg in PINGPONG_CONFIGS for causal in (False, True)]
+
+
+@pytest.mark.parametrize("D,cfg,causal", PP, ids=[f"D{d}-{c.name()}-causal{int(k)}" for d, c, k in PP])
+def test_pingpong_ptx_turns_and_no_spills(ptx_files, D, cfg, causal, tmp_path):
+    path = ptx_files["pp", D, cfg.name(), int(causal)]
+    plain = ptx_files["pp", D, cfg._replace(pingpong=False).name(), int(causal)]
+    _check_ptx(cfg, path)
+    _check_ptxas(path, tmp_path)
+    with open(path + ".shared") as f:  # triton's count of the shared memory (alignment included)
+        assert int(f.read()) <= fg.SMEM_LIMIT
+    with open(path) as f:
+        ptx = f.read()
+    with open(plain) as f:
+        ptx_plain = f.read()
+    inits = lambda text: re.findall(r"mbarrier\.init\.shared(?:::cta)?\.b64\s+\[[^]]+\],\s*(\d+);", text)  # noqa: E731
+    # One turn barrier per consumer warpgroup, count 1 (each phase: the previous warpgroup's one arrive).
+    assert inits(ptx).count("1") == inits(ptx_plain).count("1") + cfg.num_consumers, (inits(ptx), inits(ptx_plain))
+    assert inits(ptx).count(str(cfg.num_consumers)) == inits(ptx_plain).count(str(cfg.num_consumers))
+    # Main loop, every consumer: S_j and P_{j-1} V_{j-1} issued, then the turn passed on, then S_j waited.
+    for text, turns in ((ptx, True), (ptx_plain, False)):
+        waits = [m.start() for m in re.finditer(r"wgmma\.wait_group\.sync\.aligned 1;", text)]
+        assert len(waits) >= cfg.num_consumers * (2 if causal else 1), len(waits)
+        for w in waits:
+            since_issue = text[text.rfind("wgmma.commit_group.sync.aligned", 0, w):w]
+            assert ("mbarrier.arrive" in since_issue) == turns, since_issue
+    # Turn waits in each consumer: at least the prologue's and the loop's (causal: more loops; LLVM may merge some).
+    n_waits = lambda text: len(re.findall(r"mbarrier\.try_wait", text))  # noqa: E731
+    assert n_waits(ptx) >= n_waits(ptx_plain) + 2 * cfg.num_consumers, (n_waits(ptx), n_waits(ptx_plain))
+
+
 @pytest.mark.parametrize("D", [64, 128])
 def test_ptxas_no_spills(ptx_files, D, tmp_path):
     _check_ptxas(ptx_files[D, 1], tmp_path)
@@ -127,5 +182,17 @@ def test_configs_fit_and_unsupported_raise():
     with pytest.raises(ValueError, match="shared memory"):  # persistent: the output has its own buffer
         fg.check_config(fg.Config(128, 128, 3, 2, persistent=True), 128)
     fg.check_config(fg.Config(192, 64, 3, 3), 64, T=1024)  # a last partial query tile (rows 1024..1151 unused)
+    # D 128 with three 128-key stages fits (229 KB with its barriers; the compile test: triton's own count too),
+    # ping-pong or not; ping-pong needs two consumer warpgroups to alternate.
+    for pp in (False, True):
+        cfg = fg.Config(128, 128, 3, 2, pingpong=pp)
+        fg.check_config(cfg, 128, T=1024)
+        assert fg.smem_bytes(cfg, 128) <= fg.SMEM_LIMIT
+    with pytest.raises(ValueError, match="pingpong"):
+        fg.check_config(fg.Config(64, 128, 3, 1, pingpong=True), 64)
+    # Off by default (choose() unchanged); the name tells the records apart.
+    assert all(not fg.choose(D, T, c).pingpong for D in (64, 128) for T in (1024, 4096) for c in (False, True))
+    cfg = fg.CONFIGS[128]._replace(pingpong=True)
+    assert cfg.name() == fg.CONFIGS[128].name() + "-pp" and "pingpong=True" in str(cfg)
     with pytest.raises(ValueError, match="multiple"):
         fg.check_config(fg.Config(192, 64, 3, 3), 64, T=1000)

@@ -47,7 +47,8 @@ The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
   softmax of tile j overlaps the PV GEMM of tile j-1. Across warpgroups, the warp schedulers
   interleave two (or more) consumer warpgroups: while one is in its exp2s, the other's wgmmas keep the
   tensor cores fed (FA3's inter-warpgroup overlap; FA3 forces strict ping-pong with named barriers,
-  Gluon 3.6 has none, here it comes from the scheduler).
+  Gluon 3.6 has none, here it comes from the scheduler; Config.pingpong, off by default and not yet timed,
+  forces it with one mbarrier per warpgroup: _turn_wait).
   P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
   the wgmma accumulator and A-operand register layouts hold the same rows in the same threads.
 
