@@ -15,14 +15,15 @@ from test_softmax_long_rows import _check, _input
 ENTRIES = [(dt, cfg) for dt, table in sc.CONFIGS.items() for _, cfg in table]
 
 
+PERSISTENT = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32, "per_sm": 3}),
+              (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "per_sm": 2})]
+
+
 def _source(dtype, cfg) -> str:
-    with open(sc.SRC) as f:
-        src = f.read()
-    return (f"#define SC_BF16 {int(dtype == torch.bfloat16)}\n#define CLUSTER {cfg['cluster']}\n"
-            f"#define THREADS {cfg['threads']}\n#define VEC {cfg['vec']}\n" + src)
+    return sc.source(dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], bool(cfg.get("per_sm")))
 
 
-@pytest.mark.parametrize("dtype,cfg", ENTRIES, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("dtype,cfg", ENTRIES + PERSISTENT, ids=lambda v: str(v).replace("torch.", ""))
 def test_every_config_compiles_for_sm90_without_spills(dtype, cfg):
     _, log = cuda._nvrtc_compile(_source(dtype, cfg), "sm_90")
     res = cuda.parse_ptxas_report(log)["softmax_cluster"]
@@ -58,7 +59,7 @@ GPU = pytest.mark.skipif(not course.GPU or torch.cuda.get_device_capability()[0]
 
 
 @GPU
-@pytest.mark.parametrize("dtype,cfg", ENTRIES, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("dtype,cfg", ENTRIES + PERSISTENT, ids=lambda v: str(v).replace("torch.", ""))
 @pytest.mark.parametrize("width", ["full", "ragged", "short"])
 def test_on_the_gpu_against_float64(dtype, cfg, width):
     full = sc.columns(cfg, dtype)
@@ -81,10 +82,13 @@ def test_other_cluster_sizes_on_the_gpu(cluster, threads, vec):
 
 
 @GPU
-def test_many_rows_on_the_gpu():
+@pytest.mark.parametrize("cfg", [None, PERSISTENT[1][1], dict(PERSISTENT[1][1], per_sm=1)])
+def test_many_rows_on_the_gpu(cfg):
+    """More rows than clusters fit at once; persistent: each cluster loops over many rows (both slot buffers)."""
     x = torch.randn(3000, 131072, device="cuda", dtype=torch.bfloat16)
+    x[::7] += 50.0
     y = torch.empty_like(x)
-    sc.softmax_cluster(x, y)
+    sc.softmax_cluster(x, y, cfg)
     err = (y.float() - torch.softmax(x.float(), -1)).abs().max().item()
     assert err <= 2.0**-8
 

@@ -10,7 +10,8 @@ the row's other parts. On an H200 both stay near two reads' speed: 65.7% (bfloat
 blocks are scheduled together (the hardware guarantees it), so a block may wait for its siblings without a
 co-residency argument, and the wait is a hardware barrier rather than a spin on global memory.
 
-Config: {"cluster": blocks a row (at most 8), "threads": a block, "vec": 16-byte vectors a thread}; a block holds
+Config: {"cluster": blocks a row (at most 8), "threads": a block, "vec": 16-byte vectors a thread, optional
+"per_sm": persistent, a grid of about per_sm blocks an SM whose clusters loop over the rows}; a block holds
 threads x vec x EPV columns (EPV: 4 float32, 8 bfloat16 values a vector), so a row of up to cluster x that many
 columns fits. CONFIGS (dtype -> ((widest row, config), ...)) is what `softmax_cluster` takes where `config` is not
 given."""
@@ -64,13 +65,17 @@ def applies(x, y, cfg: dict | None = None) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
-def kernel(bf16: bool, cluster: int, threads: int, vec: int):
-    from course.cuda import compile_cuda
+def source(bf16: bool, cluster: int, threads: int, vec: int, persist: bool = False) -> str:
     with open(SRC) as f:
         src = f.read()
-    head = f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
-    return compile_cuda(head + src).softmax_cluster
+    return (f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
+            f"#define PERSIST {int(persist)}\n" + src)
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(bf16: bool, cluster: int, threads: int, vec: int, persist: bool = False):
+    from course.cuda import compile_cuda
+    return compile_cuda(source(bf16, cluster, threads, vec, persist)).softmax_cluster
 
 
 def softmax_cluster(x, y, config: dict | None = None):
@@ -80,6 +85,13 @@ def softmax_cluster(x, y, config: dict | None = None):
     if why:
         raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")
     rows, cols = x.shape
-    k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"])
-    k((rows * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
+    per_sm = cfg.get("per_sm")  # persistent: about per_sm blocks an SM, each cluster looping over rows
+    k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], bool(per_sm))
+    clusters = min(rows, max(1, _sm_count(x.device) * per_sm // cfg["cluster"])) if per_sm else rows
+    k((clusters * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
     return y
+
+
+def _sm_count(device) -> int:
+    from kernels_ref import sm_count
+    return sm_count(device)
