@@ -38,18 +38,19 @@ F32, BF16 = torch.float32, torch.bfloat16
 # 8x128x32 96.6%, 8x256x16 92.1, 8x512x8 94.1; bf16 2048x131072: 8x128x16 92.4, 8x256x8 85.7; bf16 1024x262144:
 # 8x512x8 83.7, 8x256x16 81.9); at 32768 columns and below the fast path stayed ahead (97.6 / 99.3 / 96.0% against
 # the best cluster config's 91.9 / 96.2 / 91.1). So: small blocks holding more, and the fast path from 32768 down.
-# Third run (H200, s11/d): the same choices reached only 82.8 / 78.6 / 69.1% there. A hypothesis to test: a cluster
-# starts only when 8 SMs of one GPC each have room for a block at the same time, and a block that lives for one row
-# lives a few microseconds, so finding room again for every row costs more on the faster memory; persistent
-# clusters (P: per_sm blocks an SM, each cluster looping over rows) are launched once.
-def P(cluster, threads, vec, per_sm):
-    return dict(K(cluster, threads, vec), per_sm=per_sm)
+# Third and fourth runs (H200, s11/d and e): the same choices reached only 82.6-82.8 / 78.2-78.6 / 68.9-69.1% there.
+# Persistent clusters (each looping over rows; commit d21b237) lost everywhere in e (float32 62.6-73.2, bfloat16
+# 19.7-45.7%), so relaunching a cluster per row is not what costs. Now: one exponential an element (float32,
+# one_exp) and clusters of 16 blocks (non-portable: smaller parts, fewer registers, more blocks an SM).
+def X(cluster, threads, vec):
+    return dict(K(cluster, threads, vec), one_exp=True)
 
 
 SHAPES = [  # (rows, cols, dtype), candidates (each holds the row: cluster x threads x vec x EPV >= cols)
-    ((1024, 131072, F32), [K(8, 128, 32), P(8, 128, 32, 3), P(8, 128, 32, 2), P(8, 256, 16, 2), K(8, 512, 8)]),
-    ((2048, 131072, BF16), [K(8, 128, 16), P(8, 128, 16, 2), P(8, 512, 8, 1), P(8, 256, 8, 2), K(8, 256, 8)]),
-    ((1024, 262144, BF16), [K(8, 512, 8), P(8, 512, 8, 1), K(8, 256, 16)]),
+    ((1024, 131072, F32), [K(8, 128, 32), X(8, 128, 32), X(16, 128, 16), K(16, 128, 16), X(16, 64, 32),
+                           X(16, 256, 8)]),
+    ((2048, 131072, BF16), [K(8, 128, 16), K(16, 128, 8), K(16, 64, 16), K(16, 256, 4)]),
+    ((1024, 262144, BF16), [K(8, 512, 8), K(16, 128, 16), K(16, 256, 8)]),
 ]
 
 

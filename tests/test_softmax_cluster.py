@@ -15,15 +15,16 @@ from test_softmax_long_rows import _check, _input
 ENTRIES = [(dt, cfg) for dt, table in sc.CONFIGS.items() for _, cfg in table]
 
 
-PERSISTENT = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32, "per_sm": 3}),
-              (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "per_sm": 2})]
+OTHERS = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}),  # the sweep's variants
+          (torch.float32, {"cluster": 16, "threads": 128, "vec": 16, "one_exp": True}),
+          (torch.bfloat16, {"cluster": 16, "threads": 128, "vec": 8})]
 
 
 def _source(dtype, cfg) -> str:
-    return sc.source(dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], bool(cfg.get("per_sm")))
+    return sc.source(dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False))
 
 
-@pytest.mark.parametrize("dtype,cfg", ENTRIES + PERSISTENT, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("dtype,cfg", ENTRIES + OTHERS, ids=lambda v: str(v).replace("torch.", ""))
 def test_every_config_compiles_for_sm90_without_spills(dtype, cfg):
     _, log = cuda._nvrtc_compile(_source(dtype, cfg), "sm_90")
     res = cuda.parse_ptxas_report(log)["softmax_cluster"]
@@ -59,7 +60,7 @@ GPU = pytest.mark.skipif(not course.GPU or torch.cuda.get_device_capability()[0]
 
 
 @GPU
-@pytest.mark.parametrize("dtype,cfg", ENTRIES + PERSISTENT, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("dtype,cfg", ENTRIES + OTHERS, ids=lambda v: str(v).replace("torch.", ""))
 @pytest.mark.parametrize("width", ["full", "ragged", "short"])
 def test_on_the_gpu_against_float64(dtype, cfg, width):
     full = sc.columns(cfg, dtype)
@@ -82,9 +83,9 @@ def test_other_cluster_sizes_on_the_gpu(cluster, threads, vec):
 
 
 @GPU
-@pytest.mark.parametrize("cfg", [None, PERSISTENT[1][1], dict(PERSISTENT[1][1], per_sm=1)])
+@pytest.mark.parametrize("cfg", [None, OTHERS[2][1]])
 def test_many_rows_on_the_gpu(cfg):
-    """More rows than clusters fit at once; persistent: each cluster loops over many rows (both slot buffers)."""
+    """More rows than clusters fit at once."""
     x = torch.randn(3000, 131072, device="cuda", dtype=torch.bfloat16)
     x[::7] += 50.0
     y = torch.empty_like(x)

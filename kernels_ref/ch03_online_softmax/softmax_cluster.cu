@@ -24,6 +24,12 @@ typedef __nv_bfloat16 sc_t;
 typedef float sc_t;
 #define EPV 4
 #endif
+#ifndef SC_ONE_EXP  // float32 only: keep 2^(x - m_r) in place of x (one exponential an element instead of two)
+#define SC_ONE_EXP 0
+#endif
+#if SC_ONE_EXP && SC_BF16
+#error "SC_ONE_EXP keeps float32 values in place of x: float32 only"
+#endif
 #define SC_LOG2E 1.4426950408889634f
 #define SC_NEG_INF __int_as_float(0xff800000)
 
@@ -71,101 +77,92 @@ __device__ __forceinline__ float sc_block_reduce(float v, float* red) {
     return v;
 }
 
-#ifndef PERSIST
-#define PERSIST 0
-#endif
-
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
 softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int cols) {
     __shared__ float red_max[THREADS / 32], red_sum[THREADS / 32];
-    __shared__ float2 parts[2][CLUSTER];  // PERSIST: row i's pairs in parts[i & 1] (see the barrier below)
+    __shared__ float2 parts[CLUSTER];
     unsigned rank;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     // Arrive now, wait just before writing into the other blocks: a block's shared memory may be written only once
     // the block runs, and the wait then costs nothing (the part is loaded and reduced meanwhile).
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-    const int c0_ = rank * (THREADS * VEC * EPV) + threadIdx.x * EPV;
-    // PERSIST 0: one row a cluster (the grid is rows x CLUSTER blocks). PERSIST 1: the grid is fewer clusters than
-    // rows (at most `rows`), each taking rows blockIdx / CLUSTER, + clusters, ... in turn: a cluster is launched once,
-    // where otherwise 8 free places on 8 SMs of one GPC must be found again for every row.
-#if PERSIST
-    // (a row loop costs registers in bfloat16: 189-246 instead of 90 at 16 vectors a thread, ptxas -v for sm_90;
-    // hence no loop at all without PERSIST)
-    int it = 0;
-#pragma unroll 1
-    for (long long row = blockIdx.x / CLUSTER; row < rows; row += gridDim.x / CLUSTER, ++it) {
-#else
-    {
-        const int it = 0;
-        const long long row = blockIdx.x / CLUSTER;
-#endif
-        const sc_t* xr = x + row * cols;
-        sc_t* yr = y + row * cols;
-        const int c0 = c0_, n = cols;
 
-        uint4 v[VEC];
+    const long long row = blockIdx.x / CLUSTER;  // < rows: the grid is rows x CLUSTER blocks
+    const sc_t* xr = x + row * cols;
+    sc_t* yr = y + row * cols;
+    const int c0 = rank * (THREADS * VEC * EPV) + threadIdx.x * EPV;
+
+    uint4 v[VEC];
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) {  // every load issued before any value is used: VEC x 16 bytes a thread
-            const int c = c0 + i * THREADS * EPV;
-            if (c < n) {
-                v[i] = sc_load(xr + c);
-            } else {
+    for (int i = 0; i < VEC; ++i) {  // every load issued before any value is used: VEC x 16 bytes in flight a thread
+        const int c = c0 + i * THREADS * EPV;
+        if (c < cols) {
+            v[i] = sc_load(xr + c);
+        } else {
 #if SC_BF16
-                v[i] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);  // -inf in both halves
+            v[i] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);  // -inf in both halves
 #else
-                v[i] = make_uint4(0xff800000u, 0xff800000u, 0xff800000u, 0xff800000u);
+            v[i] = make_uint4(0xff800000u, 0xff800000u, 0xff800000u, 0xff800000u);
 #endif
-            }
         }
+    }
 
-        float m = SC_NEG_INF;
+    float m = SC_NEG_INF;
 #pragma unroll
-        for (int i = 0; i < VEC; ++i)
+    for (int i = 0; i < VEC; ++i)
 #pragma unroll
-            for (int e = 0; e < EPV; ++e) m = fmaxf(m, sc_get(v[i], e));
-        m = sc_block_reduce<true>(m, red_max);
-        const float mb = m == SC_NEG_INF ? 0.f : m;  // nothing finite in the part: no (-inf) - (-inf)
-        float d = 0.f;
+        for (int e = 0; e < EPV; ++e) m = fmaxf(m, sc_get(v[i], e));
+    m = sc_block_reduce<true>(m, red_max);
+    const float mb = m == SC_NEG_INF ? 0.f : m;  // nothing finite in the part: no (-inf) - (-inf)
+    float d = 0.f;
 #pragma unroll
-        for (int i = 0; i < VEC; ++i)
+    for (int i = 0; i < VEC; ++i)
 #pragma unroll
-            for (int e = 0; e < EPV; ++e) d += exp2f((sc_get(v[i], e) - mb) * SC_LOG2E);
-        d = sc_block_reduce<false>(d, red_sum);
-
-        if (it == 0) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // all blocks started
-        float2* slots = parts[it & 1];
-        if (threadIdx.x < CLUSTER) {  // thread k writes this block's pair into block k's slot `rank`
-            unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(&slots[rank])), remote;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(threadIdx.x));
-            asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" :: "r"(remote), "f"(m), "f"(d) : "memory");
+        for (int e = 0; e < EPV; ++e) {
+            const float t = exp2f((sc_get(v[i], e) - mb) * SC_LOG2E);
+#if SC_ONE_EXP
+            (&v[i].x)[e] = __float_as_uint(t);  // float32: 2^(x - m_r) replaces x, and y is t times a scale
+#endif
+            d += t;
         }
-        // release: this block's writes before the barrier; acquire: every block's writes into ours are seen after
-        // it. After the last row no block touches another's shared memory, so each may exit when it is done. With
-        // PERSIST, row i + 1's pairs go to the other slots: a block can write them only after this barrier, which
-        // every block passes after its reads of row i - 1's pairs (the same slots as row i + 1's) are done.
-        asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-        // (red_max and red_sum are rewritten in the next row only after this barrier, which every thread of the
-        // block reaches after its reads of them: it orders the block's threads too.)
+    d = sc_block_reduce<false>(d, red_sum);
 
-        float big_m = SC_NEG_INF;
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block of the cluster has started
+    if (threadIdx.x < CLUSTER) {  // thread k writes this block's pair into block k's slot `rank`
+        unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(&parts[rank])), remote;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(threadIdx.x));
+        asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" :: "r"(remote), "f"(m), "f"(d) : "memory");
+    }
+    // release: this block's writes before the barrier; acquire: every block's writes into ours are seen after it.
+    // No block touches another's shared memory after this barrier, so each may exit when it is done.
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+
+    float big_m = SC_NEG_INF;
 #pragma unroll
-        for (int k = 0; k < CLUSTER; ++k) big_m = fmaxf(big_m, slots[k].x);
-        const float bb = big_m == SC_NEG_INF ? 0.f : big_m;
-        float big_d = 0.f;
+    for (int k = 0; k < CLUSTER; ++k) big_m = fmaxf(big_m, parts[k].x);
+    const float bb = big_m == SC_NEG_INF ? 0.f : big_m;
+    float big_d = 0.f;
 #pragma unroll
-        for (int k = 0; k < CLUSTER; ++k)
-            if (slots[k].x != SC_NEG_INF) big_d += slots[k].y * exp2f((slots[k].x - bb) * SC_LOG2E);
-        const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
+    for (int k = 0; k < CLUSTER; ++k)
+        if (parts[k].x != SC_NEG_INF) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);
+    const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
+#if SC_ONE_EXP
+    const float scale = exp2f((m - bb) * SC_LOG2E) * inv;  // a part of all -inf: 2^(-inf) = 0 (its t are 0 too)
+#endif
 
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-            const int c = c0 + i * THREADS * EPV;
-            if (c < n) {
-                float f[EPV];
+    for (int i = 0; i < VEC; ++i) {
+        const int c = c0 + i * THREADS * EPV;
+        if (c < cols) {
+            float f[EPV];
 #pragma unroll
-                for (int e = 0; e < EPV; ++e) f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
-                sc_store(yr + c, f);
-            }
+            for (int e = 0; e < EPV; ++e)
+#if SC_ONE_EXP
+                f[e] = sc_get(v[i], e) * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
+#else
+                f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
+#endif
+            sc_store(yr + c, f);
         }
     }
 }

@@ -10,8 +10,8 @@ the row's other parts. On an H200 both stay near two reads' speed: 65.7% (bfloat
 blocks are scheduled together (the hardware guarantees it), so a block may wait for its siblings without a
 co-residency argument, and the wait is a hardware barrier rather than a spin on global memory.
 
-Config: {"cluster": blocks a row (at most 8), "threads": a block, "vec": 16-byte vectors a thread, optional
-"per_sm": persistent, a grid of about per_sm blocks an SM whose clusters loop over the rows}; a block holds
+Config: {"cluster": blocks a row (8 portable, 16 on Hopper by request), "threads": a block, "vec": 16-byte vectors
+a thread, optional "one_exp": float32 only, keep 2^(x - m_r) in place of x (one exponential an element)}; a block holds
 threads x vec x EPV columns (EPV: 4 float32, 8 bfloat16 values a vector), so a row of up to cluster x that many
 columns fits. CONFIGS (dtype -> ((widest row, config), ...)) is what `softmax_cluster` takes where `config` is not
 given."""
@@ -65,17 +65,26 @@ def applies(x, y, cfg: dict | None = None) -> str | None:
     return None
 
 
-def source(bf16: bool, cluster: int, threads: int, vec: int, persist: bool = False) -> str:
+def source(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False) -> str:
     with open(SRC) as f:
         src = f.read()
     return (f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
-            f"#define PERSIST {int(persist)}\n" + src)
+            f"#define SC_ONE_EXP {int(one_exp)}\n" + src)
+
+
+NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  # CUfunction_attribute CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(bf16: bool, cluster: int, threads: int, vec: int, persist: bool = False):
+def kernel(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False):
     from course.cuda import compile_cuda
-    return compile_cuda(source(bf16, cluster, threads, vec, persist)).softmax_cluster
+    k = compile_cuda(source(bf16, cluster, threads, vec, one_exp)).softmax_cluster
+    if cluster > 8:  # past the portable size: the driver must be told the kernel may take 16 blocks a cluster
+        import cupy
+        launcher = k.module._launcher
+        fn = launcher._functions.setdefault(k.name, launcher._module.get_function(k.name))
+        cupy.cuda.driver.funcSetAttribute(fn.ptr, NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+    return k
 
 
 def softmax_cluster(x, y, config: dict | None = None):
@@ -85,13 +94,6 @@ def softmax_cluster(x, y, config: dict | None = None):
     if why:
         raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")
     rows, cols = x.shape
-    per_sm = cfg.get("per_sm")  # persistent: about per_sm blocks an SM, each cluster looping over rows
-    k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], bool(per_sm))
-    clusters = min(rows, max(1, _sm_count(x.device) * per_sm // cfg["cluster"])) if per_sm else rows
-    k((clusters * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
+    k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False))
+    k((rows * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
     return y
-
-
-def _sm_count(device) -> int:
-    from kernels_ref import sm_count
-    return sm_count(device)
