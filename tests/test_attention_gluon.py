@@ -190,8 +190,10 @@ def test_configs_fit_and_unsupported_raise():
         assert fg.smem_bytes(cfg, 128) <= fg.SMEM_LIMIT
     with pytest.raises(ValueError, match="pingpong"):
         fg.check_config(fg.Config(64, 128, 3, 1, pingpong=True), 64)
-    # Off by default (choose() unchanged); the name tells the records apart.
-    assert all(not fg.choose(D, T, c).pingpong for D in (64, 128) for T in (1024, 4096) for c in (False, True))
+    # Off by default; choose() takes it only for D 128's non-persistent tiles when not causal (measured there)
+    picks = {(D, T, c): fg.choose(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096) for c in (False, True)}
+    assert {k for k, cfg in picks.items() if cfg.pingpong} == {(128, 2048, False), (128, 4096, False)}
+    assert not fg.Config(128, 128, 2, 2).pingpong and not fg.PINGPONG_128.persistent
     cfg = fg.CONFIGS[128]._replace(pingpong=True)
     assert cfg.name() == fg.CONFIGS[128].name() + "-pp" and "pingpong=True" in str(cfg)
     with pytest.raises(ValueError, match="multiple"):

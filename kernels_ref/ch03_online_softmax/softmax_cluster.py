@@ -25,9 +25,11 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "softmax_cluster.
 # The widest row each config takes (cluster x threads x vec x EPV columns). H100 (benchmarks/softmax_cluster_sweep.py,
 # gpu_2026-11-27_s11/a and b): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led at 131072
 # columns (96.6 and 92.4% of copy; 256- and 512-thread blocks 85.7-94.1); at bfloat16 262144, 512-thread blocks of 8
-# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 262144 is not measured.
+# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 262144 is not measured. float32 keeps
+# 2^(x - m_r) in place of x (one_exp: one exponential an element): 97.0 against 96.6% (H100, run f). Clusters of 16
+# lost on the H100 (run f: 88.2-92.2 float32, 74.5-89.6 bfloat16).
 CONFIGS = {
-    torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32}),
+    torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}),
                     (262144, {"cluster": 8, "threads": 256, "vec": 32})),
     torch.bfloat16: ((131072, {"cluster": 8, "threads": 128, "vec": 16}),
                      (262144, {"cluster": 8, "threads": 512, "vec": 8})),

@@ -105,12 +105,22 @@ CONFIGS = {64: Config(128, 128, 3, 2, persistent=True), 128: Config(128, 128, 2,
 SHORT_128 = Config(128, 64, 3, 2, persistent=True)  # D 128 where a sequence gives few key tiles per query tile
 
 
+# Ping-pong (Config.pingpong), timed against choose()'s configs in one process with cuDNN beside them
+# (benchmarks/attention_gluon_check.py --pingpong, medians of 3 interleaved rounds; eleventh session,
+# gpu_2026-11-27_s11/e on an H200 and g on an H100): CONFIGS[128] not causal gains at T 2048 (x1.028 H200, x1.025
+# H100) and T 4096 (x1.047, x1.021); causal T 4096 is even (x1.004, x0.998); every persistent config loses
+# (x0.959-1.003). So: ping-pong for D 128's non-persistent tiles when not causal.
+PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)
+
+
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (CONFIGS, and SHORT_128 for D 128 on short sequences:
     T 1024 490 -> 501 TFLOP/s, causal T <= 2048 481 -> 508 on the H100 runs above; T 2048 not causal stays, 605
-    against 589)."""
+    against 589; PINGPONG_128 for D 128's longer sequences when not causal)."""
     if D == 128 and (T <= 1024 or causal and T <= 2048):
         return SHORT_128
+    if D == 128 and not causal:
+        return PINGPONG_128
     return CONFIGS.get(D)
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
