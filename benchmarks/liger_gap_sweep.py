@@ -2,7 +2,7 @@
 (benchmarks/results/nvidia_h100_80gb_hbm3.json, 2026-11-26: softmax 16384x4096 bf16 96.1 vs 98.7; RMSNorm
 16384x4096 bf16 95.7 vs 97.7 and 4096x16384 94.3 vs 98.1; LayerNorm 32768x4096 bf16 98.5 vs 99.1).
 
-    python benchmarks/liger_gap_sweep.py OUT.json [--rounds 2]
+    python benchmarks/liger_gap_sweep.py OUT.json [--rounds 2] [--only softmax,rmsnorm]
 
 One process. Per shape: our reference as the report runs it (kernels_ref.report.ours), Liger-Kernel as the
 report calls it, and the candidates below, each output first checked by the exercise against its float64
@@ -125,7 +125,21 @@ def layernorm_call(inputs, y, warps, g_first, cs):
 
 
 # (case, [(name, maker(inputs, y) -> call)]): "sm r2 w4" = 2 rows a program, 4 warps; "g1" = gamma first
+def fast_path_call(inputs, y):  # Chapter 3's fast reference (its CONFIGS: the rows kernel, 32 warps at 8192 float32)
+    from kernels_ref.ch03_online_softmax import softmax_split_rows as split
+
+    def call():
+        split.online_softmax_triton(inputs["x"], y)
+        return y
+    return call
+
+
 CASES = [
+    # eleventh session: softmax 8192 float32, where the report times Chapter 1's kernel (8 warps) and Liger-Kernel
+    # (16 warps, from reading its calculate_settings) led by 0.51 (H100, s11/h) and 1.2 points (H200, s11/d)
+    (report.Case("softmax", (8192, 8192), "float32"),
+     [(f"sm r1 w{w}{' cs' if cs else ''}", lambda i, y, w=w, cs=cs: softmax_call(i, y, 1, w, cs))
+      for w, cs in ((16, False), (32, False), (16, True), (8, True))] + [("ch03 fast path", fast_path_call)]),
     (report.Case("softmax", (16384, 4096), "bfloat16"),
      [(f"sm r{r} w{w}{' cs' if cs else ''}", lambda i, y, r=r, w=w, cs=cs: softmax_call(i, y, r, w, cs))
       for r, w, cs in ((2, 4, True), (1, 8, True), (1, 4, True), (2, 8, True), (4, 8, True), (1, 8, False),
@@ -154,6 +168,11 @@ def main(argv):
         i = argv.index("--rounds")
         rounds = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        only = set(argv[i + 1].split(","))
+        argv = argv[:i] + argv[i + 2:]
     if not sweeplib.gpu_args(argv, __doc__):
         return 2
     from course import timing
@@ -162,6 +181,8 @@ def main(argv):
     doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": []}
     with tempfile.TemporaryDirectory() as tmp:
         for case, cands in CASES:
+            if only and case.kernel not in only:
+                continue
             inputs = report.make_inputs(case, "cuda")
             impls = report.calls(case, inputs, {}, tmp, "cuda")
             impls = {"flashcourse": report.checked(case, inputs, impls["flashcourse"]), "liger": impls["liger"]}
