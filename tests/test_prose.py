@@ -336,24 +336,47 @@ def test_ch04_fast_reference_numbers():
                                       r"cuDNN at (\d+) \(causal (\d+)\)")
     assert [round(att[(128, 4096, c, i)]) for i in ("flashcourse", "sdpa-cudnn") for c in (False, True)] == [
         ours, ours_c, cud, cud_c]
-    lo, hi, lo_c, hi_c = quoted("ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) "
-                                r"times cuDNN, and ([\d.]+) to ([\d.]+) times when causal")
+    lo, hi, lo_c, hi_c, lo_all, hi_all = quoted(
+        "ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) times cuDNN, and "
+        r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes, ([\d.]+) to ([\d.]+) times")
     for causal, (a, b) in ((False, (lo, hi)), (True, (lo_c, hi_c))):
         ratios = [att[(64, T, causal, "flashcourse")] / att[(64, T, causal, "sdpa-cudnn")]
                   for T in (1024, 2048, 4096, 8192, 16384)]
         assert (round(min(ratios), 2), round(max(ratios), 2)) == (a, b)
-    # the second run right after (benchmarks/gpu_2026-11-26_s10/k: the same report on the same H100, its log only)
-    lo2, hi2, n, lo1, hi1 = quoted("ch04_flash_attention", r"gave the fast reference between ([\d.]+) and ([\d.]+) "
-                                   r"times cuDNN over the (\d+) shapes, where the first gave ([\d.]+) to ([\d.]+)")
-    first = [att[(D, T, c, "flashcourse")] / att[(D, T, c, "sdpa-cudnn")]
+    every = [att[(D, T, c, "flashcourse")] / att[(D, T, c, "sdpa-cudnn")]
              for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)]
-    assert len(first) == n and (round(min(first), 2), round(max(first), 2)) == (lo1, hi1)
-    log = load("benchmarks/gpu_2026-11-26_s10/k/report.log")
-    assert "NVIDIA H100 80GB HBM3" in load("benchmarks/gpu_2026-11-26_s10/k/gpu.txt")
-    rows = re.findall(r"attention_fwd\s+4x32x(\d+)x(\d+)\s+bfloat16\s+(\w+)\s+(\S+)\s+([\d.]+) TFLOP/s", log)
-    k = {(T, D, mask, impl): float(v) for T, D, mask, impl, v in rows}
-    second = [v / k[(T, D, mask, "sdpa-cudnn")] for (T, D, mask, impl), v in k.items() if impl == "flashcourse"]
-    assert len(second) == n and (round(min(second), 2), round(max(second), 2)) == (lo2, hi2)
+    assert len(every) == 20 and (round(min(every), 2), round(max(every), 2)) == (lo_all, hi_all)
+    assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
+    assert any("ms_rounds" in r for r in doc["records"])  # "timed each kernel three times ... kept the median"
+    # the two earlier runs, back to back (benchmarks/gpu_2026-11-26_s10/j and k: the same H100, their logs)
+    lo1, hi1, lo2, hi2 = quoted("ch04_flash_attention", r"gave the fast reference ([\d.]+) to ([\d.]+) and "
+                                r"([\d.]+) to ([\d.]+) times cuDNN over the same\s+20 shapes")
+    for run, (a, b) in (("j", (lo1, hi1)), ("k", (lo2, hi2))):
+        assert "NVIDIA H100 80GB HBM3" in load(f"benchmarks/gpu_2026-11-26_s10/{run}/gpu.txt")
+        rows = re.findall(r"attention_fwd\s+4x32x(\d+)x(\d+)\s+bfloat16\s+(\w+)\s+(\S+)\s+([\d.]+) TFLOP/s",
+                          load(f"benchmarks/gpu_2026-11-26_s10/{run}/report.log"))
+        k = {(T, D, mask, impl): float(v) for T, D, mask, impl, v in rows}
+        r = [v / k[(T, D, mask, "sdpa-cudnn")] for (T, D, mask, impl), v in k.items() if impl == "flashcourse"]
+        assert len(r) == 20 and (round(min(r), 2), round(max(r), 2)) == (a, b)
+
+
+def test_ch04_pingpong_gains():
+    """Chapter 4's ping-pong sentence against the two check runs (attention_gluon_check.py --pingpong)."""
+    lo, hi = quoted("ch04_flash_attention",
+                    r"it gained (\d+) to (\d+)% at \$T\$ = 2048 and 4096 on\s+an H100 and an H200")
+    (worst,) = quoted("ch04_flash_attention", r"turns gained nothing or\s+lost up to (\d+)%")
+    gains, others = [], []
+    for run, gpu in (("e", "H200"), ("g", "H100")):
+        assert gpu in load(f"benchmarks/gpu_2026-11-27_s11/{run}/gpu.txt")
+        log = load(f"benchmarks/gpu_2026-11-27_s11/{run}/pp.log")
+        for D, T, causal, cfg, ratio in re.findall(r"D=(\d+) T=(\d+) causal=(\w+): (\S+) pingpong/choose ([\d.]+)",
+                                                   log):
+            if D == "128" and causal == "False" and not cfg.endswith("-p") and T in ("2048", "4096"):
+                gains.append(float(ratio))
+            else:
+                others.append(float(ratio))
+    assert len(gains) == 4 and (round(100 * (min(gains) - 1)), round(100 * (max(gains) - 1))) == (lo, hi)
+    assert max(others) < 1.01 and round(100 * (1 - min(others))) == worst
 
 
 def test_ch05_measured_fractions():
@@ -514,18 +537,59 @@ def test_ch06_cross_entropy_in_place_measured():
     assert span[((1024, 262144), "ce-fast-default-out-of-place")] == (b_out, b_out)
 
 
+S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 sweeps, c H100 report, d H200 both
+
+
+def _cluster_sweep(run: str, gpu: str) -> list[dict]:
+    """The records of benchmarks/softmax_cluster_sweep.py's run `run` of the eleventh session, on `gpu`."""
+    data = load(f"{S11}/{run}/cluster.json")
+    assert data["gpu"] == gpu and load(f"{S11}/{run}/gpu.txt").strip() == gpu
+    return data["records"]
+
+
+def _sweep_pct(records: list[dict], impl: str, shape: list, dtype: str, config: dict | None = None) -> float:
+    rows = [r for r in records if r["impl"] == impl and r["shape"] == shape and r["dtype"] == dtype
+            and (config is None or r["config"] == config)]
+    assert len(rows) == 1 and "error" not in rows[0], (impl, shape, dtype, config)
+    return round(rows[0]["pct"], 1)
+
+
+H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+LONG_F32, LONG_BF16 = ([1024, 131072], "float32"), ([2048, 131072], "bfloat16")
+# the Triton kernels the fast reference ran on long rows before the cluster kernel (CONFIGS of softmax_split_rows.py)
+SPLIT_F32 = {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 3, "hold": "e"}
+TWO_READ_BF16 = {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8, "per_sm": 3}
+
+
 def test_ch03_split_rows_measured():
-    f32, bf16 = quoted("ch03_online_softmax", r"\): ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
-                       r"where Section 9's online kernels read about 64% \(measured before the acquire described above "
-                       r"was restored, which may cost a few points\)\. The same run gave ([\d.]+)% for `bfloat16`")
-    rep = load("benchmarks/results/nvidia_h100_80gb_hbm3.json")
-    assert rep["gpu"] == "NVIDIA H100 80GB HBM3"
-    ours = {(tuple(r["shape"]), r["dtype"]): r["pct_copy"] for r in rep["records"]
-            if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
-    assert round(ours[((1024, 131072), "float32")], 1) == f32
-    assert round(ours[((2048, 131072), "bfloat16")], 1) == bf16
-    lo, hi, lo2, hi2 = quoted("ch03_online_softmax", r"reached ([\d.]+)-([\d.]+)% on that shape and the second "
-                              r"kernel ([\d.]+)-([\d.]+)%")
+    f32, bf16 = quoted("ch03_online_softmax", r"run `benchmarks/gpu_2026-11-27_s11/b`\), the kernel above, in "
+                       r"`kernels_ref/ch03_online_softmax/softmax_split_rows.py`, read ([\d.]+)% of the copy bandwidth "
+                       r"at 1024 × 131 072 `float32`, where Section 9's online kernels read about 64%\. .{0,600}?"
+                       r"It read ([\d.]+)% in the same run\.")
+    b = _cluster_sweep("b", H100)
+    assert _sweep_pct(b, "triton-configs", *LONG_F32, SPLIT_F32) == f32
+    assert _sweep_pct(b, "triton-configs", *LONG_BF16, TWO_READ_BF16) == bf16
+    # the acquire, timed with and without on an H100: three rounds of each, the spans quoted
+    a_lo, a_hi, n_lo, n_hi, ba_lo, ba_hi, bn_lo, bn_hi = quoted(
+        "ch03_online_softmax", r"the kernel read ([\d.]+)-([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32` "
+        r"with the acquire and ([\d.]+)-([\d.]+)% without it, about 8 points; the `bfloat16` kernel described below, "
+        r"([\d.]+)-([\d.]+)% against ([\d.]+)-([\d.]+)%")
+    acq = load(f"{S11}/a/acq.json")
+    assert acq["gpu"] == H100
+    span = {}
+    for r in acq["records"]:
+        span.setdefault((r["dtype"], r["impl"], json.dumps(r["config"], sort_keys=True)), []).append(round(r["pct"], 1))
+    f32_cfg, bf16_cfg = json.dumps(SPLIT_F32, sort_keys=True), json.dumps(TWO_READ_BF16, sort_keys=True)
+    for key, lo, hi in ((("float32", "acquire (today)", f32_cfg), a_lo, a_hi),
+                        (("float32", "no acquire (before)", f32_cfg), n_lo, n_hi),
+                        (("bfloat16", "acquire (today)", bf16_cfg), ba_lo, ba_hi),
+                        (("bfloat16", "no acquire (before)", bf16_cfg), bn_lo, bn_hi)):
+        assert len(span[key]) == 3 and (min(span[key]), max(span[key])) == (lo, hi), key
+    assert {tuple(r["shape"]) for r in acq["records"] if r["dtype"] == "float32"} == {(1024, 131072)}
+    assert round(statistics_mean(span[("float32", "no acquire (before)", f32_cfg)])
+                 - statistics_mean(span[("float32", "acquire (today)", f32_cfg)])) == 8  # "about 8 points"
+    lo, hi, lo2, hi2 = quoted("ch03_online_softmax", r"reached ([\d.]+)-([\d.]+)% on that `bfloat16` shape and the "
+                              r"second kernel ([\d.]+)-([\d.]+)%")
     runs = [load(f"benchmarks/gpu_2026-11-26_{run}/softmax_long_rows_sweep.json")["records"]
             for run in ("s8/sweeps", "s8/rerun", "s9/b", "s9/c")]
     held = [r["pct"] for recs in runs for r in recs
@@ -554,6 +618,97 @@ def test_ch03_split_rows_measured():
     assert cols * 4 == row_kib * 1024 == 2 * rf_kib * 1024 and regs * 4 == rf_kib * 1024
     assert chunk * 4 == chunk_kib * 1024 and per_thread * threads == chunk and threads == 32 * warps
     assert cols / chunk == k
+
+
+def statistics_mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def test_ch03_cluster_measured():
+    """Section 9's thread-block cluster: the reports' numbers, the sweeps' side-by-side numbers and the block shapes,
+    each against the committed JSON it comes from; the sizes the text derives, recomputed."""
+    ch = "ch03_online_softmax"
+    h100_f32, h100_bf16, h200_f32, h200_bf16 = quoted(
+        ch, r"In the course's report \(2026-11-27, `flashcourse bench --report`\) it read ([\d.]+)% of the copy "
+        r"bandwidth at 1024 × 131 072 `float32` and ([\d.]+)% at 2048 × 131 072 `bfloat16` on an H100, and "
+        r"([\d.]+)% and ([\d.]+)% on an H200\.")
+    reports = {}
+    for rel, gpu, f32, bf16 in (("benchmarks/results/nvidia_h100_80gb_hbm3.json", H100, h100_f32, h100_bf16),
+                                ("benchmarks/results/nvidia_h200.json", H200, h200_f32, h200_bf16)):
+        rep = load(rel)
+        assert rep["gpu"] == gpu and rep["date"] == "2026-11-27"
+        ours = {(tuple(r["shape"]), r["dtype"]): r for r in rep["records"]
+                if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
+        assert round(ours[((1024, 131072), "float32")]["pct_copy"], 1) == f32
+        assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
+        reports[gpu] = (rep, ours)
+    # the H200 report is run d's (its report.log prints the same GB/s), the run whose sweep is quoted beside it
+    log = load(f"{S11}/d/report.log")
+    for shape, dtype in (LONG_F32, LONG_BF16):
+        gbps = round(reports[H200][1][(tuple(shape), dtype)]["gbps"])
+        assert re.search(rf"softmax\s+{shape[0]}x{shape[1]}\s+{dtype}\s+flashcourse\s+{gbps} GB/s", log)
+    c_f32, c_bf16, t_f32, t_bf16, d_f32, d_bf16, dt_f32, dt_bf16 = quoted(
+        ch, r"on an H100 \(run `b`, as above\) ([\d.]+)% and ([\d.]+)% against ([\d.]+)% and ([\d.]+)%, and on an "
+        r"H200, in the run that made its report \(`benchmarks/gpu_2026-11-27_s11/d`\), ([\d.]+)% and ([\d.]+)% "
+        r"against ([\d.]+)% and ([\d.]+)%\.")
+    f32_cfg = {"cluster": 8, "threads": 128, "vec": 32}
+    bf16_cfg = {"cluster": 8, "threads": 128, "vec": 16}
+    for run, gpu, cf, cb, tf, tb in (("b", H100, c_f32, c_bf16, t_f32, t_bf16),
+                                     ("d", H200, d_f32, d_bf16, dt_f32, dt_bf16)):
+        recs = _cluster_sweep(run, gpu)
+        assert _sweep_pct(recs, "candidate", *LONG_F32, f32_cfg) == cf
+        assert _sweep_pct(recs, "candidate", *LONG_BF16, bf16_cfg) == cb
+        assert _sweep_pct(recs, "triton-configs", *LONG_F32, SPLIT_F32) == tf
+        assert _sweep_pct(recs, "triton-configs", *LONG_BF16, TWO_READ_BF16) == tb
+    (above,) = quoted(ch, r"now takes this kernel for `float32` and `bfloat16` rows of more than ([\d ]+) columns on "
+                      r"Hopper GPUs")
+    assert f"CLUSTER_ABOVE = {int(above)}" in load("kernels_ref/ch03_online_softmax/softmax_split_rows.py")
+    # the shipped CONFIGS are the configurations quoted (8 blocks of 128 threads, 32 / 16 vectors a thread)
+    cfg_src = load("kernels_ref/ch03_online_softmax/softmax_cluster.py")
+    assert '(131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True})' in cfg_src
+    assert '(131072, {"cluster": 8, "threads": 128, "vec": 16})' in cfg_src
+    small, mid, large = quoted(ch, r"128-thread blocks of 32 vectors a thread read ([\d.]+)% at the `float32` shape, "
+                               r"512-thread blocks of 8 vectors ([\d.]+)% and 256-thread blocks of 16 vectors "
+                               r"([\d.]+)%, the same 16 384 columns a block in all three")
+    a = _cluster_sweep("a", H100)
+    for (threads, vec), pct in (((128, 32), small), ((512, 8), mid), ((256, 16), large)):
+        assert _sweep_pct(a, "candidate", *LONG_F32, {"cluster": 8, "threads": threads, "vec": vec}) == pct
+        assert threads * vec * 4 == 16384
+    # the copy bandwidths of the two reports and their ratio
+    h200_copy, h100_copy = quoted(ch, r"about 1\.4 times as fast as the H100's \((\d+) GB/s against (\d+) GB/s in "
+                                  r"the two reports\)")
+    assert h200_copy == round(reports[H200][0]["copy_gbps"]) and h100_copy == round(reports[H100][0]["copy_gbps"])
+    assert round(h200_copy / h100_copy, 1) == 1.4
+    sms, slower = quoted(ch, r"the H200 has as many SMs as the H100 \((\d+)\), and a copy 1\.4 times as fast leaves "
+                         r"each SM about ([\d.]+) times the H100's time per byte")
+    assert load(f"{S11}/a/cluster.json")["sms"] == load(f"{S11}/d/cluster.json")["sms"] == sms
+    assert round(h100_copy / h200_copy, 1) == slower
+    assert f"The H200 stays further from its copy: {h200_f32}% with the same kernel" in flat(ch)
+    # one exponential an element (run f, H100) and the persistent clusters that lost (run e, H200)
+    one, two = quoted(ch, r"On an H100 that read ([\d.]+)% against ([\d.]+)% in one run "
+                      r"\(`benchmarks/gpu_2026-11-27_s11/f`\)")
+    f = _cluster_sweep("f", H100)
+    assert _sweep_pct(f, "candidate", *LONG_F32, dict(f32_cfg, one_exp=True)) == one
+    assert _sweep_pct(f, "candidate", *LONG_F32, f32_cfg) == two
+    lo, hi, plain = quoted(ch, r"Clusters that stay and loop over rows read ([\d.]+) to ([\d.]+)% on an\s+H200 "
+                           r"\(`benchmarks/gpu_2026-11-27_s11/e`\), against ([\d.]+)% for the kernel above")
+    e = _cluster_sweep("e", H200)
+    persist = [round(r["pct"], 1) for r in e if r["impl"] == "candidate" and r["shape"] == list(LONG_F32[0])
+               and r["dtype"] == LONG_F32[1] and "per_sm" in r["config"]]
+    assert len(persist) == 3 and (min(persist), max(persist)) == (lo, hi)
+    assert _sweep_pct(e, "candidate", *LONG_F32, f32_cfg) == plain
+    # the sizes the text derives: P columns a block, 8 P a row, 32 vectors of 4 float32 values a thread
+    p, row, vecs, per_vec, per_thread, threads, per_block = quoted(
+        ch, r"part \$r\$ of the row, \$P = ([\d\\,]+)\$ columns: the chunk \$C\$ of the ticket kernel, so "
+        r"\$8P = ([\d\\,]+)\$ columns, one row\. In `float32` a 128-thread block holds its part as (\d+) vectors "
+        r"of 16 bytes in each thread, \$32 \\cdot (\d) = (\d+)\$ values a thread and \$(\d+) \\cdot 128 = "
+        r"([\d\\,]+)\$ a block")
+    assert 8 * p == row == 131072 and vecs * per_vec == per_thread and per_vec * 4 == 16
+    assert per_thread * threads == per_block == p == f32_cfg["threads"] * f32_cfg["vec"] * 4
+    (bf16_vecs,) = quoted(ch, r"`bfloat16` packs 8 values in a vector: (\d+) vectors a thread")
+    assert bf16_vecs == bf16_cfg["vec"] and bf16_vecs * 8 * 128 == p
+    (merges,) = quoted(ch, r"(\d) merges each, against 16 384 values loaded")
+    assert merges == f32_cfg["cluster"] - 1
 
 
 def test_one_warp_bar_claim_matches_the_class_logs():

@@ -351,6 +351,65 @@ def held_split():
     return fig
 
 
+def cluster_exchange():
+    """Chapter 3: a row over the 8 blocks of one thread-block cluster. Above, where things live: each block's part of
+    the row in its registers, its pair (m_r, d_r), and an array of 8 pairs in its shared memory, into whose slot r
+    block r writes (drawn for block 2; every block does the same). Below, when: the early arrive, the load, the pair,
+    the writes, the cluster barrier (release, acquire), the merge and the write of y."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 5.0), gridspec_kw={"height_ratios": [1.5, 1]})
+    for ax in axes:
+        ax.set_axis_off()
+    a, b = axes
+    a.set_xlim(0, 100)
+    a.set_ylim(-1.5, 31)
+    a.text(0.5, 30.6, "one cluster: 8 blocks on 8 SMs at once; part r of the row in block r's registers",
+           fontsize=9, fontweight="bold", va="top")
+    w, gap, n = 11.3, 1.0, 8
+    sw = (w - 1) / n  # one slot of the shared-memory array
+    x0 = [0.6 + r * (w + gap) for r in range(n)]
+    for r in range(n):
+        _box(a, x0[r], 2.2, w, 24.3, "", fc="#f7f7f7", ec="#888888")
+        a.text(x0[r] + w / 2, 25.6, f"SM: block {r}", ha="center", va="top", fontsize=7.5)
+        _box(a, x0[r] + 0.5, 18.2, w - 1, 4.6, f"part {r}", fc="#c6dbef", fs=7)
+        _box(a, x0[r] + 2.2, 13.0, w - 4.4, 3.2, f"$(m_{r}, d_{r})$", fc=C[r], fs=7.5, color="white")
+        for k in range(n):
+            _box(a, x0[r] + 0.5 + k * sw, 3.0, sw, 3.0, "", fc=C[k], ec="white", lw=0.5)
+    src = 2  # the block whose writes are drawn
+    for k in range(n):
+        _arrow(a, (x0[src] + w / 2, 13.0), (x0[k] + 0.5 + (src + 0.5) * sw, 5.9), color=C[src], lw=0.9)
+    a.text(50, -0.2, "block 2 writes its pair into slot 2 of every block (arrows); every block r does the same into "
+           "slot r of the 8 arrays of slots in shared memory", ha="center", fontsize=7.5, va="bottom")
+    b.set_xlim(-14, 100)
+    b.set_ylim(-5.5, 16)
+    b.text(-14, 15.8, "in time: 4 of the cluster's 8 blocks", fontsize=9, fontweight="bold", va="top")
+    starts = [0.0, 1.0, 0.5, 3.0]  # the blocks of a cluster start nearly together
+    lengths = [40.0, 43.0, 38.0, 41.0]
+    red, put, merge = 4.0, 3.0, 4.0
+    sync = max(s0 + 1 + ln + red + put for s0, ln in zip(starts, lengths))  # the last block arrives
+    for r, (s0, ln) in enumerate(zip(starts, lengths)):
+        y = 11.0 - 3.0 * r
+        b.text(-1, y + 1, f"block {r}", ha="right", va="center", fontsize=7)
+        _box(b, s0, y, 1, 2, "", fc=C[7])
+        _box(b, s0 + 1, y, ln, 2, "load part r once (HBM) into registers" if r == 0 else "", fc="#c6dbef", fs=6.5)
+        t = s0 + 1 + ln
+        _box(b, t, y, red, 2, "m, d" if r == 0 else "", fc="#fdd0a2", fs=6)
+        _box(b, t + red, y, put, 2, "", fc=C[r])
+        t += red + put
+        if sync - t > 0.5:
+            _box(b, t, y, sync - t, 2, "", fc="#f0f0f0")
+        _box(b, sync, y, merge, 2, "M, D" if r == 0 else "", fc="#fdd0a2", fs=6)
+        _box(b, sync + merge, y, 0.45 * ln, 2, "write y" if r == 0 else "", fc="#c7e9c0", fs=6.5)
+    b.plot([max(starts) + 1, max(starts) + 1], [1.5, 13.4], ls=":", color=C[7], lw=1)
+    b.text(max(starts) + 1.5, 1.3, "all 8 have started (the early arrive)", fontsize=6.5, color="#555555",
+           va="top", ha="left")
+    b.plot([sync, sync], [1.5, 13.6], ls="--", color=C[3], lw=1)
+    b.text(sync + 0.8, 13.4, "cluster barrier: every pair written", fontsize=7, color=C[3], va="bottom")
+    b.text(-14, -5.4, "dark grey: arrive (relaxed); block colour: write the pair into 8 slots, arrive (release); "
+           "light grey: wait (acquire); M, D: merge the 8 pairs", fontsize=7, va="bottom")
+    fig.tight_layout()
+    return fig
+
+
 def q526_split():
     """Chapter 6: z in Q5.26 split into r (its low 24 bits) and R = r - z (bits 24-30 pick table constants)."""
     z_real = -5.3  # an example; everything below is computed from it
@@ -635,8 +694,8 @@ def fa3_pipeline():
     return fig
 
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
-                                     online_softmax, held_split, flash_tiles, welford_chan, split_rows,
-                                     q526_split, q_pipeline, newton_reciprocal, fa3_pipeline)}
+                                     online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
+                                     split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline)}
 
 
 def script_hash() -> str:
