@@ -43,9 +43,23 @@ __device__ __forceinline__ float sc_get(const uint4& v, int i) {
 #endif
 }
 
-__device__ __forceinline__ uint4 sc_load(const sc_t* p) {  // streaming: x is read once
+#ifndef SC_LD  // the load's cache hint: 0 streaming (.cs: x is read once), 1 read-only without L1 allocation, 2 none
+#define SC_LD 0
+#endif
+#ifndef SC_ST  // the store's: 0 streaming (.cs: y is not read back), 1 none
+#define SC_ST 0
+#endif
+#if SC_LD == 0
+#define SC_LD_OP "ld.global.cs.v4.u32"
+#elif SC_LD == 1
+#define SC_LD_OP "ld.global.nc.L1::no_allocate.v4.u32"
+#else
+#define SC_LD_OP "ld.global.v4.u32"
+#endif
+
+__device__ __forceinline__ uint4 sc_load(const sc_t* p) {
     uint4 v;
-    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    asm volatile(SC_LD_OP " {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
 
@@ -59,8 +73,13 @@ __device__ __forceinline__ void sc_store(sc_t* p, const float* f) {  // EPV floa
 #else
     for (int i = 0; i < 4; ++i) (&v.x)[i] = __float_as_uint(f[i]);
 #endif
+#if SC_ST == 0
     asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                  : "memory");
+#else
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+#endif
 }
 
 // a block-wide reduction (max if IS_MAX, else sum) through `red` (THREADS / 32 floats); every thread gets it
