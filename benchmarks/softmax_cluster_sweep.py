@@ -15,7 +15,6 @@ watchdog: error record, JSON written, exit code 3.
      or {..., "error"}], "best": {"softmax RxC dtype": record with "baselines"}}
 """
 import sys
-import time
 
 import sweeplib
 import torch
@@ -113,12 +112,8 @@ def main(argv):
             sw.time_one(rec, fn, _softmax_check(fn, y, want, dtype), nbytes)
         x = y = want = None
         torch.cuda.empty_cache()
-    sw.current = None
-    sw.finish()
-    print("best candidate per shape (baselines: % of copy):", flush=True)
-    for key, r in sw.doc["best"].items():
-        print(f"  {key}: {r['pct']:.1f}% {r['config']}; {r['baselines']}", flush=True)
-    print(f"done in {time.time() - sw.t0:.0f} s; wrote {argv[1]}", flush=True)
+    sweeplib.close(sw, "best candidate per shape (baselines: % of copy):",
+                   lambda r: f"{r['pct']:.1f}% {r['config']}; {r['baselines']}", argv[1])
     return 0
 
 

@@ -19,7 +19,6 @@ A split config whose K = ceil(cols / chunk) exceeds the SM count is refused (err
 watchdog writes the JSON and exits (code 3) if one call takes more than 60 s (a hang: the record says which).
 """
 import sys
-import time
 
 import sweeplib
 import torch
@@ -128,17 +127,13 @@ def main(argv):
             sw.time_one(shape, dtype, "liger", lambda: liger(x), x, y, want)
         x = y = want = None  # freed before the next shape's inputs
         torch.cuda.empty_cache()
-    sw.current = None
     for r in sw.doc["records"]:
         key = f"{r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
         if r["impl"] in ("candidate", "fast-default") and "pct" in r:
             if key not in sw.doc["best"] or r["pct"] > sw.doc["best"][key]["pct"]:
                 sw.doc["best"][key] = r
-    sw.write()
-    print("best (copy into softmax_split_rows.CONFIGS):", flush=True)
-    for key, r in sw.doc["best"].items():
-        print(f"  {key}: {r['pct']:.1f}% {r['config']}", flush=True)
-    print(f"done in {time.time() - sw.t0:.0f} s; wrote {argv[1]}", flush=True)
+    sweeplib.close(sw, "best (copy into softmax_split_rows.CONFIGS):", lambda r: f"{r['pct']:.1f}% {r['config']}",
+                   argv[1])
     return 0
 
 

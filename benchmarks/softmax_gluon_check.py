@@ -154,12 +154,8 @@ def main(argv):
           flush=True)
     edge_checks(ck)
     shapes(ck)
-    ck.current = None
-    ck.finish()
-    print("best Gluon config per shape (% of copy; fast-default beside it):", flush=True)
-    for key, r in ck.doc["best"].items():
-        print(f"  {key}: {r['pct']:.1f}% {r['config_name']}; {r['baselines']}", flush=True)
-    print(f"done in {time.time() - ck.t0:.0f} s; wrote {argv[1]}", flush=True)
+    sweeplib.close(ck, "best Gluon config per shape (% of copy; fast-default beside it):",
+                   lambda r: f"{r['pct']:.1f}% {r['config_name']}; {r['baselines']}", argv[1])
     return 1 if any("error" in r for r in ck.doc["records"]) else 0
 
 

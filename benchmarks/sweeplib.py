@@ -60,6 +60,17 @@ class Sweep:
         self.record(dict(r, ms=ms, gbps=gbps, pct=100 * gbps / self.doc["copy_gbps"], err=err))
 
 
+def close(sw: Sweep, title: str, line, out_path: str) -> None:
+    """A sweep's last lines: sw.finish() (which fills doc["best"]), then `title`, `line(record)` for each shape's
+    best record, and the time taken."""
+    sw.current = None
+    sw.finish()
+    print(title, flush=True)
+    for key, r in sw.doc["best"].items():
+        print(f"  {key}: {line(r)}", flush=True)
+    print(f"done in {time.time() - sw.t0:.0f} s; wrote {out_path}", flush=True)
+
+
 def best_with_baselines(records, key, candidate: str) -> dict:
     """{key(r): the fastest record (by "pct") whose impl is `candidate`, plus "baselines": {impl: pct} of the other
     impls with that key}; records without "pct" (errors) or for which key returns None are left out."""
