@@ -51,13 +51,29 @@ def H(base, ld, st):
     return dict(base, ld=ld, st=st)
 
 
+# And timing probes (impl "probe": wrong outputs by design, timed unchecked; softmax_cluster.cu's SC_PROBE): the
+# kernel without the exchange (1), without the arithmetic (2: a copy staged through registers), without both (3).
+# If 3 is as slow as the kernel, the staging itself (a block's part loaded whole, then stored) is what costs.
+def PR(base, probe):
+    return dict(base, probe=probe)
+
+
 SHAPES = [  # (rows, cols, dtype), candidates (each holds the row: cluster x threads x vec x EPV >= cols)
     ((1024, 131072, F32), [K(8, 128, 32), X(8, 128, 32), X(16, 128, 16), K(16, 128, 16), X(16, 256, 8),
-                           H(X(8, 128, 32), 1, 0), H(X(8, 128, 32), 2, 1), H(X(8, 128, 32), 0, 1)]),
+                           H(X(8, 128, 32), 1, 0), H(X(8, 128, 32), 2, 1), H(X(8, 128, 32), 0, 1),
+                           PR(X(8, 128, 32), 1), PR(X(8, 128, 32), 2), PR(X(8, 128, 32), 3), PR(K(8, 512, 8), 3)]),
     ((2048, 131072, BF16), [K(8, 128, 16), K(16, 128, 8), K(16, 256, 4), H(K(8, 128, 16), 1, 0),
-                            H(K(8, 128, 16), 2, 1), H(K(8, 128, 16), 0, 1)]),
+                            H(K(8, 128, 16), 2, 1), H(K(8, 128, 16), 0, 1), PR(K(8, 128, 16), 3)]),
     ((1024, 262144, BF16), [K(8, 512, 8), K(16, 128, 16), K(16, 256, 8)]),
 ]
+
+
+def _unchecked(fn):
+    def check():  # a probe's output is wrong by design: run it once, check nothing
+        fn()
+        torch.cuda.synchronize()
+        return None
+    return check
 
 
 def _liger():
@@ -99,8 +115,8 @@ def main(argv):
         want = torch.softmax(x.float(), dim=-1)
         nbytes = 2 * x.numel() * x.element_size()
         ident = {"op": "softmax", "shape": [rows, cols], "dtype": str(dtype).replace("torch.", "")}
-        impls = [(dict(ident, impl="candidate", config=cfg), lambda cfg=cfg: sc.softmax_cluster(x, y, cfg))
-                 for cfg in cands]
+        impls = [(dict(ident, impl="probe" if cfg.get("probe") else "candidate", config=cfg),
+                  lambda cfg=cfg: sc.softmax_cluster(x, y, cfg)) for cfg in cands]
         impls.append((dict(ident, impl="fast-default", config=fast.config_for(x)),
                       lambda: fast.online_softmax_triton(x, y)))
         impls.append((dict(ident, impl="triton-configs", config=fast.config_for(x)),  # the fast path off Hopper
@@ -109,7 +125,8 @@ def main(argv):
         if liger is not None:
             impls.append((dict(ident, impl="liger"), lambda: liger(x)))
         for rec, fn in impls:
-            sw.time_one(rec, fn, _softmax_check(fn, y, want, dtype), nbytes)
+            check = _unchecked(fn) if rec["impl"] == "probe" else _softmax_check(fn, y, want, dtype)
+            sw.time_one(rec, fn, check, nbytes)
         x = y = want = None
         torch.cuda.empty_cache()
     sweeplib.close(sw, "best candidate per shape (baselines: % of copy):",

@@ -24,6 +24,9 @@ typedef __nv_bfloat16 sc_t;
 typedef float sc_t;
 #define EPV 4
 #endif
+#ifndef SC_PROBE  // timing probes (wrong results; benchmarks/softmax_cluster_sweep.py): 1 no exchange, 2 no
+#define SC_PROBE 0  // arithmetic (a copy staged through registers), 3 neither
+#endif
 #ifndef SC_ONE_EXP  // float32 only: keep 2^(x - m_r) in place of x (one exponential an element instead of two)
 #define SC_ONE_EXP 0
 #endif
@@ -126,6 +129,10 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
         }
     }
 
+#if SC_PROBE & 2  // timing probe: no arithmetic (y = x, a copy staged through registers)
+    float m = 0.f, d = 1.f;
+    const float mb = 0.f;
+#else
     float m = SC_NEG_INF;
 #pragma unroll
     for (int i = 0; i < VEC; ++i)
@@ -145,8 +152,12 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
             d += t;
         }
     d = sc_block_reduce<false>(d, red_sum);
+#endif
 
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block of the cluster has started
+#if SC_PROBE & 1  // timing probe: no exchange (each block normalises by its own part: a wrong y)
+    const float bb = mb, inv = 1.f / d;
+#else
     if (threadIdx.x < CLUSTER) {  // thread k writes this block's pair into block k's slot `rank`
         unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(&parts[rank])), remote;
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(threadIdx.x));
@@ -165,6 +176,7 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     for (int k = 0; k < CLUSTER; ++k)
         if (parts[k].x != SC_NEG_INF) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);
     const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
+#endif
 #if SC_ONE_EXP
     const float scale = exp2f((m - bb) * SC_LOG2E) * inv;  // a part of all -inf: 2^(-inf) = 0 (its t are 0 too)
 #endif
@@ -176,7 +188,9 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
             float f[EPV];
 #pragma unroll
             for (int e = 0; e < EPV; ++e)
-#if SC_ONE_EXP
+#if SC_PROBE & 2
+                f[e] = sc_get(v[i], e);
+#elif SC_ONE_EXP
                 f[e] = sc_get(v[i], e) * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
 #else
                 f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;

@@ -12,7 +12,8 @@ co-residency argument, and the wait is a hardware barrier rather than a spin on 
 
 Config: {"cluster": blocks a row (8 portable, 16 on Hopper by request), "threads": a block, "vec": 16-byte vectors
 a thread, optional "one_exp": float32 only, keep 2^(x - m_r) in place of x (one exponential an element); "ld", "st":
-the cache hints, softmax_cluster.cu's SC_LD and SC_ST, 0 by default: streaming}; a block holds
+the cache hints, softmax_cluster.cu's SC_LD and SC_ST, 0 by default: streaming; "probe": a timing probe that
+computes a wrong y, SC_PROBE}; a block holds
 threads x vec x EPV columns (EPV: 4 float32, 8 bfloat16 values a vector), so a row of up to cluster x that many
 columns fits. CONFIGS (dtype -> ((widest row, config), ...)) is what `softmax_cluster` takes where `config` is not
 given."""
@@ -68,20 +69,23 @@ def applies(x, y, cfg: dict | None = None) -> str | None:
     return None
 
 
-def source(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = 0, st: int = 0) -> str:
+def source(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = 0, st: int = 0,
+           probe: int = 0) -> str:
     with open(SRC) as f:
         src = f.read()
     return (f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
-            f"#define SC_ONE_EXP {int(one_exp)}\n#define SC_LD {ld}\n#define SC_ST {st}\n" + src)
+            f"#define SC_ONE_EXP {int(one_exp)}\n#define SC_LD {ld}\n#define SC_ST {st}\n#define SC_PROBE {probe}\n"
+            + src)
 
 
 NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  # CUfunction_attribute CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = 0, st: int = 0):
+def kernel(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = 0, st: int = 0,
+           probe: int = 0):
     from course.cuda import compile_cuda
-    k = compile_cuda(source(bf16, cluster, threads, vec, one_exp, ld, st)).softmax_cluster
+    k = compile_cuda(source(bf16, cluster, threads, vec, one_exp, ld, st, probe)).softmax_cluster
     if cluster > 8:  # past the portable size: the driver must be told the kernel may take 16 blocks a cluster
         import cupy
         launcher = k.module._launcher
@@ -98,6 +102,6 @@ def softmax_cluster(x, y, config: dict | None = None):
         raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")
     rows, cols = x.shape
     k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False),
-               cfg.get("ld", 0), cfg.get("st", 0))
+               cfg.get("ld", 0), cfg.get("st", 0), cfg.get("probe", 0))
     k((rows * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
     return y
