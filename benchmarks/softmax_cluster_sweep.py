@@ -58,13 +58,17 @@ def PR(base, probe):
     return dict(base, probe=probe)
 
 
+# Sixth run (H100, s11/k): the hints decided it. Plain loads and stores (ld 2, st 1) read 99.7% (float32) and 96.8%
+# (bfloat16) against 97.0 and 92.3 with the streaming hints (ld 0, st 0, the default until then); the probes without
+# exchange, arithmetic or both, all with the hints, read 96.7-97.6. The default is now no hint (softmax_cluster.LD, ST);
+# K() and X() candidates take it, H() names the hints.
 SHAPES = [  # (rows, cols, dtype), candidates (each holds the row: cluster x threads x vec x EPV >= cols)
-    ((1024, 131072, F32), [K(8, 128, 32), X(8, 128, 32), X(16, 128, 16), K(16, 128, 16), X(16, 256, 8),
-                           H(X(8, 128, 32), 1, 0), H(X(8, 128, 32), 2, 1), H(X(8, 128, 32), 0, 1),
-                           PR(X(8, 128, 32), 1), PR(X(8, 128, 32), 2), PR(X(8, 128, 32), 3), PR(K(8, 512, 8), 3)]),
-    ((2048, 131072, BF16), [K(8, 128, 16), K(16, 128, 8), K(16, 256, 4), H(K(8, 128, 16), 1, 0),
-                            H(K(8, 128, 16), 2, 1), H(K(8, 128, 16), 0, 1), PR(K(8, 128, 16), 3)]),
-    ((1024, 262144, BF16), [K(8, 512, 8), K(16, 128, 16), K(16, 256, 8)]),
+    ((1024, 131072, F32), [X(8, 128, 32), H(X(8, 128, 32), 0, 0), H(X(8, 128, 32), 1, 1), H(X(8, 128, 32), 2, 0),
+                           K(8, 128, 32), X(8, 512, 8), X(8, 256, 16), X(16, 128, 16),
+                           PR(H(X(8, 128, 32), 0, 0), 3), PR(X(8, 128, 32), 3), PR(X(8, 128, 32), 1)]),
+    ((2048, 131072, BF16), [K(8, 128, 16), H(K(8, 128, 16), 0, 0), H(K(8, 128, 16), 1, 1), K(8, 256, 8),
+                            K(16, 128, 8), PR(K(8, 128, 16), 3)]),
+    ((1024, 262144, BF16), [K(8, 512, 8), H(K(8, 512, 8), 0, 0), K(8, 256, 16), K(8, 128, 32)]),
 ]
 
 
