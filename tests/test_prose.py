@@ -336,6 +336,9 @@ def test_ch04_fast_reference_numbers():
                                       r"cuDNN at (\d+) \(causal (\d+)\)")
     assert [round(att[(128, 4096, c, i)]) for i in ("flashcourse", "sdpa-cudnn") for c in (False, True)] == [
         ours, ours_c, cud, cud_c]
+    ahead, behind = quoted("ch04_flash_attention", r"\(causal \d+\): (\d+)% ahead without the mask, (\d+)% behind "
+                           r"with it")
+    assert (round(100 * (ours / cud - 1)), round(100 * (1 - ours_c / cud_c))) == (ahead, behind)
     lo, hi, lo_c, hi_c, lo_all, hi_all = quoted(
         "ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) times cuDNN, and "
         r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes, ([\d.]+) to ([\d.]+) times")
