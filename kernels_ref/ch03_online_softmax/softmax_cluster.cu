@@ -10,8 +10,9 @@
 //     4. M = max m_k, D = sum d_k 2^((m_k - M) log2 e); y = 2^((x - M) log2 e) / D from the registers, stored once
 //
 // Global memory traffic is one read of x and one write of y, as a copy's. Compile-time parameters (#define before
-// this file, set by softmax_cluster.py): SC_BF16 (1: bfloat16 in and out, 0: float32), CLUSTER (blocks a row, at
-// most 8, the portable cluster size), THREADS (a block), VEC (16-byte vectors a thread). Columns must be a multiple
+// this file, set by softmax_cluster.py): SC_BF16 (1: bfloat16 in and out, 0: float32), CLUSTER (blocks a row, 8 at
+// most portably, 16 with the driver's non-portable attribute), THREADS (a block), VEC (16-byte vectors a thread);
+// SC_ONE_EXP, SC_LD, SC_ST and SC_PROBE are options and timing probes, below. Columns must be a multiple
 // of EPV (elements per 16-byte vector) and the rows 16-byte aligned: the host checks, and takes another kernel
 // otherwise. A part past the row's end (or a masked tail) holds -inf: it contributes (m, d) = (-inf, 0). A row of
 // all -inf gives NaN, as torch.softmax does.
@@ -46,6 +47,9 @@ __device__ __forceinline__ float sc_get(const uint4& v, int i) {
 #endif
 }
 
+// The cache hints. Streaming (.cs, "evict first") looked right, x being read once and y never read back, and cost
+// 2.7 (float32) and 4.5 (bfloat16) points of copy on an H100 (benchmarks/gpu_2026-11-27_s11/k): softmax_cluster.py
+// asks for none (SC_LD 2, SC_ST 1).
 #ifndef SC_LD  // the load's cache hint: 0 streaming (.cs: x is read once), 1 read-only without L1 allocation, 2 none
 #define SC_LD 0
 #endif
@@ -66,7 +70,7 @@ __device__ __forceinline__ uint4 sc_load(const sc_t* p) {
     return v;
 }
 
-__device__ __forceinline__ void sc_store(sc_t* p, const float* f) {  // EPV floats, rounded once, streaming store
+__device__ __forceinline__ void sc_store(sc_t* p, const float* f) {  // EPV floats, rounded once
     uint4 v;
 #if SC_BF16
     for (int i = 0; i < 4; ++i) {
