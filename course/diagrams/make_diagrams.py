@@ -362,14 +362,14 @@ def cluster_exchange():
     a, b = axes
     a.set_xlim(0, 100)
     a.set_ylim(-1.5, 31)
-    a.text(0.5, 30.6, "one cluster: 8 blocks on 8 SMs at once; part r of the row in block r's registers",
+    a.text(0.5, 30.6, "one cluster: 8 blocks at once on SMs of one GPC; part r of the row in block r's registers",
            fontsize=9, fontweight="bold", va="top")
     w, gap, n = 11.3, 1.0, 8
     sw = (w - 1) / n  # one slot of the shared-memory array
     x0 = [0.6 + r * (w + gap) for r in range(n)]
     for r in range(n):
         _box(a, x0[r], 2.2, w, 24.3, "", fc="#f7f7f7", ec="#888888")
-        a.text(x0[r] + w / 2, 25.6, f"SM: block {r}", ha="center", va="top", fontsize=7.5)
+        a.text(x0[r] + w / 2, 25.6, f"block {r}", ha="center", va="top", fontsize=7.5)
         _box(a, x0[r] + 0.5, 18.2, w - 1, 4.6, f"part {r}", fc="#c6dbef", fs=7)
         _box(a, x0[r] + 2.2, 13.0, w - 4.4, 3.2, f"$(m_{r}, d_{r})$", fc=C[r], fs=7.5, color="white")
         for k in range(n):

@@ -14,8 +14,9 @@
 // most portably, 16 with the driver's non-portable attribute), THREADS (a block), VEC (16-byte vectors a thread);
 // SC_ONE_EXP, SC_LD, SC_ST and SC_PROBE are options and timing probes, below. Columns must be a multiple
 // of EPV (elements per 16-byte vector) and the rows 16-byte aligned: the host checks, and takes another kernel
-// otherwise. A part past the row's end (or a masked tail) holds -inf: it contributes (m, d) = (-inf, 0). A row of
-// all -inf gives NaN, as torch.softmax does.
+// otherwise. A part past the row's end (or a masked tail) holds -inf: it contributes (m, d) = (-inf, 0) and drops
+// out of the merge (d = 0). A row of all -inf gives NaN, as torch.softmax does, and so does a row with a NaN (its
+// part's d is NaN, even where that part's other values are all -inf).
 #include <cuda_bf16.h>
 
 #if SC_BF16
@@ -48,13 +49,13 @@ __device__ __forceinline__ float sc_get(const uint4& v, int i) {
 }
 
 // The cache hints. Streaming (.cs, "evict first") looked right, x being read once and y never read back, and cost
-// 2.7 (float32) and 4.5 (bfloat16) points of copy on an H100 (benchmarks/gpu_2026-11-27_s11/k): softmax_cluster.py
+// 2.8 (float32) and 4.5 (bfloat16) points of copy on an H100 (benchmarks/gpu_2026-11-27_s11/k): softmax_cluster.py
 // asks for none (SC_LD 2, SC_ST 1).
 #ifndef SC_LD  // the load's cache hint: 0 streaming (.cs: x is read once), 1 read-only without L1 allocation, 2 none
-#define SC_LD 0
+#define SC_LD 2
 #endif
 #ifndef SC_ST  // the store's: 0 streaming (.cs: y is not read back), 1 none
-#define SC_ST 0
+#define SC_ST 1
 #endif
 #if SC_LD == 0
 #define SC_LD_OP "ld.global.cs.v4.u32"
@@ -178,7 +179,7 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     float big_d = 0.f;
 #pragma unroll
     for (int k = 0; k < CLUSTER; ++k)
-        if (parts[k].x != SC_NEG_INF) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);
+        if (parts[k].y != 0.f) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);  // a NaN d counts
     const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
 #endif
 #if SC_ONE_EXP

@@ -27,19 +27,19 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "softmax_cluster.
 # The widest row each config takes (cluster x threads x vec x EPV columns). H100 (benchmarks/softmax_cluster_sweep.py,
 # gpu_2026-11-27_s11/a and b): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led at 131072
 # columns (96.6 and 92.4% of copy; 256- and 512-thread blocks 85.7-94.1); at bfloat16 262144, 512-thread blocks of 8
-# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 262144 is not measured. float32 keeps
-# 2^(x - m_r) in place of x (one_exp: one exponential an element): 97.0 against 96.6% (H100, run f). Clusters of 16
-# lost on the H100 (run f: 88.2-92.2 float32, 74.5-89.6 bfloat16).
+# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 past 131072 columns is not measured: no
+# entry (the Triton path takes it). float32 keeps 2^(x - m_r) in place of x (one_exp: one exponential an element):
+# 97.0 against 96.6% with the streaming hints (H100, run f), even without them (99.7 / 99.8, run l). Clusters of 16
+# lost on the H100 (run f: 80.2-92.2 float32, 74.5-89.6 bfloat16).
 CONFIGS = {
-    torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}),
-                    (262144, {"cluster": 8, "threads": 256, "vec": 32})),
+    torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}),),
     torch.bfloat16: ((131072, {"cluster": 8, "threads": 128, "vec": 16}),
                      (262144, {"cluster": 8, "threads": 512, "vec": 8})),
 }
 
 
 # The loads' and stores' cache hints (softmax_cluster.cu's SC_LD, SC_ST): none. Streaming hints (.cs), the first
-# choice since x is read once and y not read back, cost 2.7 (float32) and 4.5 (bfloat16) points on an H100 (run k:
+# choice since x is read once and y not read back, cost 2.8 (float32) and 4.5 (bfloat16) points on an H100 (run k:
 # 97.0 against 99.7, 92.3 against 96.8 at 131072 columns, the same configs in the same process).
 LD, ST = 2, 1
 
@@ -50,8 +50,14 @@ def columns(cfg: dict, dtype) -> int:
 
 
 def config_for(x) -> dict | None:
-    """The CONFIGS entry for x's width and dtype (the narrowest that holds the row), None if there is none."""
-    return next((c for widest, c in CONFIGS.get(x.dtype, ()) if x.shape[-1] <= widest), None)
+    """The CONFIGS entry for x's width and dtype (the narrowest that holds the row), with only as many blocks a
+    cluster as the row fills (a 65536-column float32 row: 4 blocks of 16384 columns, not 8 with 4 idle; the widths
+    between the measured ones are not timed); None if there is none."""
+    cfg = next((c for widest, c in CONFIGS.get(x.dtype, ()) if x.shape[-1] <= widest), None)
+    if cfg is None:
+        return None
+    part = cfg["threads"] * cfg["vec"] * EPV[x.dtype]
+    return dict(cfg, cluster=max(1, min(cfg["cluster"], -(-x.shape[-1] // part))))
 
 
 def applies(x, y, cfg: dict | None = None) -> str | None:
@@ -65,8 +71,10 @@ def applies(x, y, cfg: dict | None = None) -> str | None:
     if x.dim() != 2 or y.shape != x.shape or not (x.is_contiguous() and y.is_contiguous()):
         return "x and y: same shape, 2-D, contiguous"
     rows, cols = x.shape
-    cfg = cfg or config_for(x)
-    if cfg is None or rows == 0 or cols == 0 or cols > columns(cfg, x.dtype):
+    if rows == 0 or cols == 0:
+        return "an empty tensor"
+    cfg = config_for(x) if cfg is None else cfg
+    if cfg is None or cols > columns(cfg, x.dtype):
         return f"no config holds {cols} columns"
     if cols % EPV[x.dtype] or x.data_ptr() % 16 or y.data_ptr() % 16:
         return "16-byte vectors: columns a multiple of 16 bytes and 16-byte aligned tensors"
@@ -102,7 +110,7 @@ def kernel(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = Fal
 
 def softmax_cluster(x, y, config: dict | None = None):
     """softmax(x) along each row into y. Raises ValueError where `applies` says no."""
-    cfg = config or config_for(x)
+    cfg = config_for(x) if config is None else config
     why = applies(x, y, cfg)
     if why:
         raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")

@@ -128,10 +128,12 @@ WAITS = ("split", "long_rows")  # kernels whose programs wait for each other (GP
 NO_WAIT = {"kernel": "two_pass", "block": 4096, "warps": 8}  # where the split kernel may not run (see splits)
 SPLIT_ABOVE = 32768  # columns: the split kernel takes longer rows (with CONFIGS as they are)
 # Columns past which Hopper takes the cluster kernel (benchmarks/softmax_cluster_sweep.py, H100,
-# gpu_2026-11-27_s11/a): past 32768 it led everywhere (float32 131072: 96.6% of copy against 78.9 for CONFIGS'
-# choice; bfloat16 131072: 92.4 against 77.8; bfloat16 262144: 83.7 against 72.1); at 32768 and below CONFIGS'
-# kernels stayed ahead (bfloat16 32768: 97.6 against 91.9; float32 8192: 99.3 against 96.2; bfloat16 4096: 96.0
-# against 91.1).
+# gpu_2026-11-27_s11/a, b, l): it led at the widths measured past 32768, 131072 (float32 and bfloat16) and 262144
+# (bfloat16), all in run l: float32 131072 99.7-100.1% of copy against 79.3 for CONFIGS' choice; bfloat16 131072
+# 96.9-97.0 against 78.2; bfloat16 262144 88.5 against 73.5. At 32768 and below CONFIGS' kernels stayed ahead
+# (first version, a: bfloat16 32768 97.6 against 91.9; float32 8192 99.3 against 96.2; bfloat16 4096 96.0 against
+# 91.1). Widths between are not timed (softmax_cluster.config_for gives them only as many blocks as they fill);
+# float32 past 131072 has no cluster entry and stays on the Triton path.
 CLUSTER_ABOVE = 32768
 # The cluster kernel is CUDA: the Triton exercise's audit (no Triton kernel launched) rightly fails it, so
 # tests/test_softmax_split_rows.py grades the Triton paths with this off, and tests/test_softmax_cluster.py checks

@@ -47,8 +47,8 @@ The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
   softmax of tile j overlaps the PV GEMM of tile j-1. Across warpgroups, the warp schedulers
   interleave two (or more) consumer warpgroups: while one is in its exp2s, the other's wgmmas keep the
   tensor cores fed (FA3's inter-warpgroup overlap; FA3 forces strict ping-pong with named barriers,
-  Gluon 3.6 has none, here it comes from the scheduler; Config.pingpong, off by default and not yet timed,
-  forces it with one mbarrier per warpgroup: _turn_wait).
+  Gluon 3.6 has none, here it comes from the scheduler; Config.pingpong forces it with one mbarrier per
+  warpgroup, _turn_wait; choose() takes it for D 128's non-persistent tiles when not causal, see PINGPONG_128).
   P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
   the wgmma accumulator and A-operand register layouts hold the same rows in the same threads.
 
@@ -108,8 +108,9 @@ SHORT_128 = Config(128, 64, 3, 2, persistent=True)  # D 128 where a sequence giv
 # Ping-pong (Config.pingpong), timed against choose()'s configs in one process with cuDNN beside them
 # (benchmarks/attention_gluon_check.py --pingpong, medians of 3 interleaved rounds; eleventh session,
 # gpu_2026-11-27_s11/e on an H200 and g on an H100): CONFIGS[128] not causal gains at T 2048 (x1.028 H200, x1.025
-# H100) and T 4096 (x1.047, x1.021); causal T 4096 is even (x1.004, x0.998); every persistent config loses
-# (x0.959-1.003). So: ping-pong for D 128's non-persistent tiles when not causal.
+# H100) and T 4096 (x1.047, x1.021); causal T 4096 is even (x1.004, x0.998); the persistent configs lose or stay even
+# (x0.959-1.003). So: ping-pong for D 128's non-persistent tiles when not causal (T 8192 and 16384 were not in those
+# checks; the H100 report that followed, gpu_2026-11-27_s11/l, has them at 1.02 and 1.03x cuDNN).
 PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)
 
 
