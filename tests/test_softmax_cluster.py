@@ -134,7 +134,7 @@ def test_the_fast_reference_takes_it_and_passes_the_exercise_cases():
     from kernels_ref.ch03_online_softmax import softmax_split_rows as split
     ex = registry.get("ch03.online_softmax_triton")
     cases = [c for cs in ex.cases.values() for c in cs if c.shape[-1] > split.CLUSTER_ABOVE]
-    cases += [Case((64, 131072), "adversarial", dtype="bfloat16"), Case((16, 262144), "adversarial"),
+    cases += [Case((64, 131072), "adversarial", dtype="bfloat16"), Case((16, 262144), "adversarial", dtype="bfloat16"),
               Case((16, 100003), "adversarial")]  # 100003: odd columns, not 16-byte rows: the Triton path
     assert cases
     calls = []
