@@ -637,8 +637,10 @@ def test_ch03_cluster_measured():
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
         r"2048 × 131 072 `bfloat16`")
     assert h100_f32 >= 99.5  # "as fast as a copy"
-    h200_f32, h200_bf16 = quoted(ch, r"its report \(run `d`\) was made with the first version, before the hints "
-                                 r"were taken out, and read ([\d.]+)% and ([\d.]+)%")
+    h200_f32, h200_bf16, first_f32, first_bf16 = quoted(
+        ch, r"Its report \(run `benchmarks/gpu_2026-11-27_s11/n`, the kernel as it\s+is now\) read ([\d.]+)% at the "
+        r"`float32` shape and ([\d.]+)% at the `bfloat16` one, .{0,140}?the first version had read ([\d.]+)% and\s+"
+        r"([\d.]+)% there \(run `d`\)")
     reports = {}
     for rel, gpu, f32, bf16 in (("benchmarks/results/nvidia_h100_80gb_hbm3.json", H100, h100_f32, h100_bf16),
                                 ("benchmarks/results/nvidia_h200.json", H200, h200_f32, h200_bf16)):
@@ -650,7 +652,7 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in (("l", H100), ("d", H200)):
+    for run, gpu in (("l", H100), ("n", H200)):
         log = load(f"{S11}/{run}/report.log")
         assert load(f"{S11}/{run}/gpu.txt").strip() == gpu
         for shape, dtype in (LONG_F32, LONG_BF16):
@@ -710,24 +712,49 @@ def test_ch03_cluster_measured():
                                   r"the two reports\)")
     assert h200_copy == round(reports[H200][0]["copy_gbps"]) and h100_copy == round(reports[H100][0]["copy_gbps"])
     assert round(h200_copy / h100_copy, 1) == 1.4
-    sms, slower = quoted(ch, r"the H200 has\s+as many SMs as the H100 \((\d+)\), and a copy 1\.4 times as fast "
-                         r"leaves each SM about ([\d.]+) times the H100's time\s+per byte")
+    # run d's report.log is the first version's H200 report (the numbers quoted for it; GB/s printed to the unit)
+    dlog = load(f"{S11}/d/report.log")
+    copy = float(re.search(r"copy ([\d.]+) GB/s; wrote", dlog).group(1))
+    for (shape, dtype), pct in ((LONG_F32, first_f32), (LONG_BF16, first_bf16)):
+        gbps = float(re.search(rf"softmax\s+{shape[0]}x{shape[1]}\s+{dtype}\s+flashcourse\s+([\d.]+) GB/s",
+                               dlog).group(1))
+        assert abs(100 * gbps / copy - pct) < 0.06
+    # where the rest goes on the H200: the data-movement probe (run n) and one exponential an element
+    p32, p16, k32, k16, cost32, cost16 = quoted(
+        ch, r"moving the data alone reads ([\d.]+)%\s+\(`float32`\) and ([\d.]+)% \(`bfloat16`\) on the H200 "
+        r"\(run `n`\), against ([\d.]+)% and ([\d.]+)% for the kernel in the\s+same run, so the arithmetic costs "
+        r"(\d+) and (\d+) points there")
+    n = _cluster_sweep("n", H200)
+    assert _sweep_pct(n, "probe", *LONG_F32, dict(f32_cfg, one_exp=True, probe=3)) == p32
+    assert _sweep_pct(n, "probe", *LONG_BF16, dict(bf16_cfg, probe=3)) == p16
+    assert _sweep_pct(n, "candidate", *LONG_F32, dict(f32_cfg, one_exp=True)) == k32
+    assert _sweep_pct(n, "candidate", *LONG_BF16, bf16_cfg) == k16
+    assert (round(p32 - k32), round(p16 - k16)) == (cost32, cost16)
+    (h100_cost16,) = quoted(ch, r"against next to nothing and (\d+) points on the\s+H100")
+    assert _sweep_pct(ll, "probe", *LONG_F32, dict(x32, probe=3)) - _sweep_pct(ll, "candidate", *LONG_F32, x32) < 0.5
+    assert round(_sweep_pct(ll, "probe", *LONG_BF16, dict(bf16_cfg, probe=3))
+                 - _sweep_pct(ll, "candidate", *LONG_BF16, bf16_cfg)) == h100_cost16
+    on, off = quoted(ch, r"On the H200 that read ([\d.]+)% against ([\d.]+)% \(run `n`\)")
+    assert _sweep_pct(n, "candidate", *LONG_F32, dict(f32_cfg, one_exp=True)) == on
+    assert _sweep_pct(n, "candidate", *LONG_F32, f32_cfg) == off
+    sms, slower = quoted(ch, r"The H200 has as many SMs as the H100 \((\d+)\), and a copy 1\.4 times as fast\s+"
+                         r"leaves each SM about ([\d.]+) times the H100's time per byte")
     assert load(f"{S11}/a/cluster.json")["sms"] == load(f"{S11}/d/cluster.json")["sms"] == sms
     assert round(h100_copy / h200_copy, 1) == slower
     # one exponential an element (run f, H100) and the persistent clusters that lost (run e, H200)
-    one, two = quoted(ch, r"On an H100 that read ([\d.]+)% against\s+([\d.]+)% in one run "
+    one, two = quoted(ch, r"on an H100, ([\d.]+)% against ([\d.]+)%\s+with the hints "
                       r"\(`benchmarks/gpu_2026-11-27_s11/f`\)")
     f = _cluster_sweep("f", H100)
     assert _sweep_pct(f, "candidate", *LONG_F32, dict(f32_cfg, one_exp=True)) == one
     assert _sweep_pct(f, "candidate", *LONG_F32, f32_cfg) == two
     lo, hi, plain = quoted(ch, r"Clusters that stay and loop over rows lost: ([\d.]+) to ([\d.]+)% in `float32` on an "
-                           r"H200 \(`benchmarks/gpu_2026-11-27_s11/e`\), against ([\d.]+)% for the kernel above")
+                           r"H200 \(`benchmarks/gpu_2026-11-27_s11/e`\), against ([\d.]+)% for the first version")
     e = _cluster_sweep("e", H200)
     persist = [round(r["pct"], 1) for r in e if r["impl"] == "candidate" and r["shape"] == list(LONG_F32[0])
                and r["dtype"] == LONG_F32[1] and "per_sm" in r["config"]]
     assert len(persist) == 3 and (min(persist), max(persist)) == (lo, hi)
     assert _sweep_pct(e, "candidate", *LONG_F32, f32_cfg) == plain
-    few, runs, asks, fits = quoted(ch, r"fewer blocks than fit \((\d) an SM, where the kernel above\s+runs (\d)\) or "
+    few, runs, asks, fits = quoted(ch, r"fewer blocks than fit \((\d) an SM, where the kernel\s+runs (\d)\) or "
                                    r"more clusters than can run at once \((\d) an SM asks for (\d+) clusters")
     (most,) = quoted(ch, r"where Nsight Compute counts\s+at most (\d+) for this kernel on an H100")
     assert {r["config"]["per_sm"] for r in e if "per_sm" in r.get("config", {}) and r["dtype"] == "float32"} == {
