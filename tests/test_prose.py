@@ -671,8 +671,8 @@ def test_ch03_cluster_measured():
         assert _sweep_pct(recs, "candidate", *LONG_BF16, bf16_cfg) == cb
         assert _sweep_pct(recs, "triton-configs", *LONG_F32, SPLIT_F32) == tf
         assert _sweep_pct(recs, "triton-configs", *LONG_BF16, TWO_READ_BF16) == tb
-    (above,) = quoted(ch, r"now takes this kernel for `float32` and `bfloat16` rows of more than ([\d ]+) columns on "
-                      r"Hopper GPUs")
+    (above,) = quoted(ch, r"now hands `float32` and `bfloat16` rows of more\s+than ([\d ]+) columns to this CUDA "
+                      r"kernel on Hopper GPUs")
     assert f"CLUSTER_ABOVE = {int(above)}" in load("kernels_ref/ch03_online_softmax/softmax_split_rows.py")
     # the shipped CONFIGS are the configurations quoted (8 blocks of 128 threads, 32 / 16 vectors a thread)
     cfg_src = load("kernels_ref/ch03_online_softmax/softmax_cluster.py")
