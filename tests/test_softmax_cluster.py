@@ -18,10 +18,18 @@ ENTRIES = [(dt, cfg) for dt, table in sc.CONFIGS.items() for _, cfg in table]
 OTHERS = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32}),  # the sweep's variants
           (torch.float32, {"cluster": 16, "threads": 128, "vec": 16, "one_exp": True}),
           (torch.bfloat16, {"cluster": 16, "threads": 128, "vec": 8})]
+FAST = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True, "fast": True}),  # SC_FAST
+        (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "fast": True}),
+        (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "fast": True, "min_blocks": 5}),
+        (torch.bfloat16, {"cluster": 8, "threads": 256, "vec": 8, "one_exp": True}),
+        (torch.bfloat16, {"cluster": 8, "threads": 256, "vec": 8, "one_exp": True, "fast": True}),
+        (torch.bfloat16, {"cluster": 8, "threads": 512, "vec": 8, "fast": True})]
+OTHERS += [f for f in FAST if f not in ENTRIES]
 
 
 def _source(dtype, cfg) -> str:
-    return sc.source(dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False))
+    return sc.source(dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False),
+                     fast=cfg.get("fast", False), min_blocks=cfg.get("min_blocks", 0))
 
 
 @pytest.mark.parametrize("dtype,cfg", ENTRIES + OTHERS, ids=lambda v: str(v).replace("torch.", ""))
@@ -92,14 +100,20 @@ def test_the_widths_between_take_fewer_blocks_on_the_gpu(dtype, cols):
 
 
 @GPU
-def test_a_nan_in_a_part_of_minus_infinities_makes_the_row_nan():
-    """fmaxf drops the NaN, so that part's m is -inf; its d is NaN, and the merge must not skip it."""
-    x = torch.randn(3, 131072, device="cuda")
-    x[1, :16384] = -float("inf")
+@pytest.mark.parametrize("dtype,cfg", [(torch.float32, None), (torch.bfloat16, None)] + FAST,
+                         ids=lambda v: str(v).replace("torch.", ""))
+def test_a_nan_in_a_part_of_minus_infinities_makes_the_row_nan(dtype, cfg):
+    """fmaxf (and max.bf16x2) drop the NaN, so that part's m is -inf; its d is NaN, and the merge must not skip it.
+    Row 3 is all -inf: NaN, as torch.softmax gives."""
+    x = torch.randn(4, 131072, device="cuda").to(dtype)
+    part = sc.columns(cfg or sc.config_for(x), dtype) // 8
+    x[1, :part] = -float("inf")
     x[1, 7] = float("nan")  # in block 0's part, the rest of it -inf
+    x[3] = -float("inf")
     y = torch.empty_like(x)
-    sc.softmax_cluster(x, y)
-    assert torch.isnan(y[1]).all() and not torch.isnan(y[0]).any() and not torch.isnan(y[2]).any()
+    sc.softmax_cluster(x, y, cfg)
+    assert torch.isnan(y[1]).all() and torch.isnan(y[3]).all()
+    assert not torch.isnan(y[0]).any() and not torch.isnan(y[2]).any()
 
 
 @GPU

@@ -29,14 +29,27 @@ typedef float sc_t;
 #ifndef SC_PROBE  // timing probes (wrong results; benchmarks/softmax_cluster_sweep.py): 1 no exchange, 2 no
 #define SC_PROBE 0  // arithmetic (a copy staged through registers), 3 neither
 #endif
-#ifndef SC_ONE_EXP  // float32 only: keep 2^(x - m_r) in place of x (one exponential an element instead of two)
-#define SC_ONE_EXP 0
+#ifndef SC_ONE_EXP  // keep t = 2^(x - m_r) as float32 (in place of x for float32, in an array of its own for
+#define SC_ONE_EXP 0  // bfloat16) and make y = t x scale: one exponential an element instead of two
 #endif
-#if SC_ONE_EXP && SC_BF16
-#error "SC_ONE_EXP keeps float32 values in place of x: float32 only"
+#ifndef SC_FAST  // fewer instructions an element, for the H200 where the arithmetic is what costs (see sc_exp):
+#define SC_FAST 0  // exponent by one FMA, ex2.approx.ftz, bfloat16 maxima on pairs, 1 / D folded into the exponent
 #endif
 #define SC_LOG2E 1.4426950408889634f
 #define SC_NEG_INF __int_as_float(0xff800000)
+
+// 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: one FMA (x log2 e - mL: exact product, one rounding, as in
+// FlashAttention) and one ex2.approx.ftz (MUFU.EX2 alone: exp2f also handles results below 2^-126, which the ftz
+// form flushes to 0, below every tolerance). Else the exact difference, a multiply and exp2f.
+__device__ __forceinline__ float sc_exp(float x, float m, float mL) {
+#if SC_FAST
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, SC_LOG2E, -mL)));
+    return r;
+#else
+    return exp2f((x - m) * SC_LOG2E);
+#endif
+}
 
 // the i-th of the vector's EPV values as float
 __device__ __forceinline__ float sc_get(const uint4& v, int i) {
@@ -104,7 +117,12 @@ __device__ __forceinline__ float sc_block_reduce(float v, float* red) {
     return v;
 }
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
+#ifdef SC_MIN_BLOCKS  // blocks an SM the register allocation must allow (a sweep option; even 1 changes ptxas' choices)
+#define SC_BOUNDS __launch_bounds__(THREADS, SC_MIN_BLOCKS)
+#else
+#define SC_BOUNDS __launch_bounds__(THREADS)
+#endif
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) SC_BOUNDS
 softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int cols) {
     __shared__ float red_max[THREADS / 32], red_sum[THREADS / 32];
     __shared__ float2 parts[CLUSTER];
@@ -138,20 +156,41 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     float m = 0.f, d = 1.f;
     const float mb = 0.f;
 #else
+#if SC_FAST && SC_BF16  // maxima of bfloat16 pairs (max.bf16x2: one instruction for two values, no conversion)
+    unsigned m2 = 0xff80ff80u;  // -inf in both halves; like fmaxf, max.bf16x2 returns the other value for a NaN
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+#pragma unroll
+        for (int w = 0; w < 4; ++w) asm("max.bf16x2 %0, %0, %1;" : "+r"(m2) : "r"((&v[i].x)[w]));
+    float m = fmaxf(__uint_as_float(m2 << 16), __uint_as_float(m2 & 0xffff0000u));
+#else
     float m = SC_NEG_INF;
 #pragma unroll
     for (int i = 0; i < VEC; ++i)
 #pragma unroll
         for (int e = 0; e < EPV; ++e) m = fmaxf(m, sc_get(v[i], e));
+#endif
     m = sc_block_reduce<true>(m, red_max);
     const float mb = m == SC_NEG_INF ? 0.f : m;  // nothing finite in the part: no (-inf) - (-inf)
+    const float mbL = mb * SC_LOG2E;
     float d = 0.f;
+#if SC_ONE_EXP && SC_BF16
+    float tv[VEC * EPV];  // bfloat16: t = 2^(x - m_r) kept as float32 beside x (x is dead after this loop)
+#endif
 #pragma unroll
     for (int i = 0; i < VEC; ++i)
 #pragma unroll
         for (int e = 0; e < EPV; ++e) {
-            const float t = exp2f((sc_get(v[i], e) - mb) * SC_LOG2E);
-#if SC_ONE_EXP
+#if SC_FAST && SC_BF16  // the same values as sc_get, by another instruction (PRMT): ptxas would otherwise keep the
+            // unpacked floats of this pass for the last one (128 more registers: 220 instead of 128 at 16 vectors)
+            const float t = sc_exp(__uint_as_float(__byte_perm((&v[i].x)[e / 2], 0u, (e & 1) ? 0x3244 : 0x1044)),
+                                   mb, mbL);
+#else
+            const float t = sc_exp(sc_get(v[i], e), mb, mbL);
+#endif
+#if SC_ONE_EXP && SC_BF16
+            tv[i * EPV + e] = t;
+#elif SC_ONE_EXP
             (&v[i].x)[e] = __float_as_uint(t);  // float32: 2^(x - m_r) replaces x, and y is t times a scale
 #endif
             d += t;
@@ -161,7 +200,7 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
 
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block of the cluster has started
 #if SC_PROBE & 1  // timing probe: no exchange (each block normalises by its own part: a wrong y)
-    const float bb = mb, inv = 1.f / d;
+    const float bb = mb, big_d = d, inv = 1.f / d;
 #else
     if (threadIdx.x < CLUSTER) {  // thread k writes this block's pair into block k's slot `rank`
         unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(&parts[rank])), remote;
@@ -182,8 +221,16 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
         if (parts[k].y != 0.f) big_d += parts[k].y * exp2f((parts[k].x - bb) * SC_LOG2E);  // a NaN d counts
     const float inv = 1.f / big_d;  // a row of all -inf: 1 / 0 = inf, and inf x 2^(-inf) = NaN, as torch
 #endif
+    (void)big_d;  // each is unused in some configurations
+    (void)inv;
 #if SC_ONE_EXP
     const float scale = exp2f((m - bb) * SC_LOG2E) * inv;  // a part of all -inf: 2^(-inf) = 0 (its t are 0 too)
+#elif SC_FAST && !(SC_PROBE & 2)
+    // y = 2^(x log2 e - (M log2 e + log2 D)): the division folded into the exponent (lg2.approx: an absolute error
+    // below 2^-22 in the exponent). A row of all -inf: D = 0, log2 D = -inf, -inf x log2 e + inf = NaN, as torch.
+    float lg_d;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(lg_d) : "f"(big_d));
+    const float shiftL = bb * SC_LOG2E + lg_d;
 #endif
 
 #pragma unroll
@@ -195,8 +242,12 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
             for (int e = 0; e < EPV; ++e)
 #if SC_PROBE & 2
                 f[e] = sc_get(v[i], e);
+#elif SC_ONE_EXP && SC_BF16
+                f[e] = tv[i * EPV + e] * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
 #elif SC_ONE_EXP
-                f[e] = sc_get(v[i], e) * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
+                f[e] = sc_get(v[i], e) * scale;
+#elif SC_FAST
+                f[e] = sc_exp(sc_get(v[i], e), 0.f, shiftL);
 #else
                 f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
 #endif

@@ -84,11 +84,12 @@ def applies(x, y, cfg: dict | None = None) -> str | None:
 
 
 def source(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = LD, st: int = ST,
-           probe: int = 0) -> str:
+           probe: int = 0, fast: bool = False, min_blocks: int = 0) -> str:
     with open(SRC) as f:
         src = f.read()
     return (f"#define SC_BF16 {int(bf16)}\n#define CLUSTER {cluster}\n#define THREADS {threads}\n#define VEC {vec}\n"
             f"#define SC_ONE_EXP {int(one_exp)}\n#define SC_LD {ld}\n#define SC_ST {st}\n#define SC_PROBE {probe}\n"
+            f"#define SC_FAST {int(fast)}\n" + (f"#define SC_MIN_BLOCKS {min_blocks}\n" if min_blocks else "")
             + src)
 
 
@@ -97,9 +98,9 @@ NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  # CUfunction_attribute CU_FUNC_ATTRIBUTE
 
 @functools.lru_cache(maxsize=None)
 def kernel(bf16: bool, cluster: int, threads: int, vec: int, one_exp: bool = False, ld: int = LD, st: int = ST,
-           probe: int = 0):
+           probe: int = 0, fast: bool = False, min_blocks: int = 0):
     from course.cuda import compile_cuda
-    k = compile_cuda(source(bf16, cluster, threads, vec, one_exp, ld, st, probe)).softmax_cluster
+    k = compile_cuda(source(bf16, cluster, threads, vec, one_exp, ld, st, probe, fast, min_blocks)).softmax_cluster
     if cluster > 8:  # past the portable size: the driver must be told the kernel may take 16 blocks a cluster
         import cupy
         launcher = k.module._launcher
@@ -116,6 +117,7 @@ def softmax_cluster(x, y, config: dict | None = None):
         raise ValueError(f"softmax_cluster on {tuple(x.shape)} {x.dtype}: {why}")
     rows, cols = x.shape
     k = kernel(x.dtype == torch.bfloat16, cfg["cluster"], cfg["threads"], cfg["vec"], cfg.get("one_exp", False),
-               cfg.get("ld", LD), cfg.get("st", ST), cfg.get("probe", 0))
+               cfg.get("ld", LD), cfg.get("st", ST), cfg.get("probe", 0), cfg.get("fast", False),
+               cfg.get("min_blocks", 0))
     k((rows * cfg["cluster"],), (cfg["threads"],), (x, y, rows, cols))
     return y
