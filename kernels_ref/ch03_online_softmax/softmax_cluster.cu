@@ -118,11 +118,11 @@ __device__ __forceinline__ float sc_block_reduce(float v, float* red) {
 }
 
 #ifdef SC_MIN_BLOCKS  // blocks an SM the register allocation must allow (a sweep option; even 1 changes ptxas' choices)
-#define SC_BOUNDS __launch_bounds__(THREADS, SC_MIN_BLOCKS)
+#define SC_MIN_ARG , SC_MIN_BLOCKS
 #else
-#define SC_BOUNDS __launch_bounds__(THREADS)
+#define SC_MIN_ARG
 #endif
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) SC_BOUNDS
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS SC_MIN_ARG)
 softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int cols) {
     __shared__ float red_max[THREADS / 32], red_sum[THREADS / 32];
     __shared__ float2 parts[CLUSTER];
