@@ -72,11 +72,14 @@ def F(base, **kw):
 
 
 # (The eleventh session's candidate lists are in git history, commit 9cecd1d.)
+# First H100 run (s12/b): bfloat16 131072 98.8% with SC_FAST, 99.2 with 5 blocks an SM, against 97.0 without; 262144
+# 94.5 against 88.7; float32 100.0 against 99.7; bfloat16 with one_exp 86.8-87.2 (8 vectors a thread do not hide the
+# latency): dropped. float32 SC_FAST since keeps the exact difference (x - m) (its FMA form failed a 2e-6 test there).
 SHAPES = [  # the shipped configs first
     ((1024, 131072, F32), [X(8, 128, 32), F(X(8, 128, 32)), PR(X(8, 128, 32), 3)]),
-    ((2048, 131072, BF16), [K(8, 128, 16), F(K(8, 128, 16)), F(K(8, 128, 16), min_blocks=5), F(X(8, 256, 8)),
-                            X(8, 256, 8), F(K(8, 256, 8)), PR(K(8, 128, 16), 3)]),
-    ((1024, 262144, BF16), [K(8, 512, 8), F(K(8, 512, 8)), F(X(8, 512, 8))]),
+    ((2048, 131072, BF16), [K(8, 128, 16), F(K(8, 128, 16)), F(K(8, 128, 16), min_blocks=5),
+                            F(K(8, 128, 16), min_blocks=4), PR(K(8, 128, 16), 3)]),
+    ((1024, 262144, BF16), [K(8, 512, 8), F(K(8, 512, 8)), F(K(8, 256, 16))]),
 ]
 ROUNDS = 2  # every impl of a shape timed once a round, the rounds interleaved (records carry "round")
 

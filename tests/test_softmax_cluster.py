@@ -21,8 +21,9 @@ OTHERS = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32}),  # the swe
 FAST = [(torch.float32, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True, "fast": True}),  # SC_FAST
         (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "fast": True}),
         (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "fast": True, "min_blocks": 5}),
-        (torch.bfloat16, {"cluster": 8, "threads": 256, "vec": 8, "one_exp": True}),
+        (torch.bfloat16, {"cluster": 8, "threads": 128, "vec": 16, "fast": True, "min_blocks": 4}),
         (torch.bfloat16, {"cluster": 8, "threads": 256, "vec": 8, "one_exp": True, "fast": True}),
+        (torch.bfloat16, {"cluster": 8, "threads": 256, "vec": 16, "fast": True}),
         (torch.bfloat16, {"cluster": 8, "threads": 512, "vec": 8, "fast": True})]
 OTHERS += [f for f in FAST if f not in ENTRIES]
 

@@ -33,18 +33,24 @@ typedef float sc_t;
 #define SC_ONE_EXP 0  // bfloat16) and make y = t x scale: one exponential an element instead of two
 #endif
 #ifndef SC_FAST  // fewer instructions an element, for the H200 where the arithmetic is what costs (see sc_exp):
-#define SC_FAST 0  // exponent by one FMA, ex2.approx.ftz, bfloat16 maxima on pairs, 1 / D folded into the exponent
+#define SC_FAST 0  // ex2.approx.ftz; bfloat16: the exponent by one FMA, maxima on pairs, 1 / D folded into the exponent
 #endif
 #define SC_LOG2E 1.4426950408889634f
 #define SC_NEG_INF __int_as_float(0xff800000)
 
-// 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: one FMA (x log2 e - mL: exact product, one rounding, as in
-// FlashAttention) and one ex2.approx.ftz (MUFU.EX2 alone: exp2f also handles results below 2^-126, which the ftz
-// form flushes to 0, below every tolerance). Else the exact difference, a multiply and exp2f.
+// 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: ex2.approx.ftz (MUFU.EX2 alone: exp2f also handles results
+// below 2^-126, which the ftz form flushes to 0, below every tolerance) and, for bfloat16, the exponent by one FMA
+// (x log2 e - mL, as FlashAttention does). That FMA loses up to half an ulp of mL in the exponent: 8e-5 relative at
+// |m| = 1000, far inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so float32 keeps the exact difference
+// (the FMA form failed a 2e-6 test on an H100, run s12/b). Else the exact difference, a multiply and exp2f.
 __device__ __forceinline__ float sc_exp(float x, float m, float mL) {
 #if SC_FAST
     float r;
+#if SC_BF16
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, SC_LOG2E, -mL)));
+#else
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * SC_LOG2E));
+#endif
     return r;
 #else
     return exp2f((x - m) * SC_LOG2E);
@@ -225,7 +231,7 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     (void)inv;
 #if SC_ONE_EXP
     const float scale = exp2f((m - bb) * SC_LOG2E) * inv;  // a part of all -inf: 2^(-inf) = 0 (its t are 0 too)
-#elif SC_FAST && !(SC_PROBE & 2)
+#elif SC_FAST && SC_BF16 && !(SC_PROBE & 2)
     // y = 2^(x log2 e - (M log2 e + log2 D)): the division folded into the exponent (lg2.approx: an absolute error
     // below 2^-22 in the exponent). A row of all -inf: D = 0, log2 D = -inf, -inf x log2 e + inf = NaN, as torch.
     float lg_d;
@@ -246,7 +252,7 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
                 f[e] = tv[i * EPV + e] * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
 #elif SC_ONE_EXP
                 f[e] = sc_get(v[i], e) * scale;
-#elif SC_FAST
+#elif SC_FAST && SC_BF16
                 f[e] = sc_exp(sc_get(v[i], e), 0.f, shiftL);
 #else
                 f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
