@@ -8,7 +8,10 @@ One process. Per shape: our reference as the report runs it (kernels_ref.report.
 report calls it, and the candidates below, each output first checked by the exercise against its float64
 reference (kernels_ref.report.checked: a wrong candidate gets an error record and no time). Every impl is timed
 with course.timing.bench (L2 flushed, median of 30), in --rounds interleaved rounds (A B C, A B C), as % of a
-copy measured in the same run; the JSON keeps every round, the summary the best round per impl.
+copy measured in the same run; the JSON keeps every round, the summary the best round per impl. Every impl first runs
+untimed for report.WARM_S seconds, as in the report (since the twelfth session: without it, on an H200, Liger-Kernel's
+softmax 8192 float32 read 95.6-95.7% here, s12/c, against 97.3-97.5 warmed in the report and in placement_probe.py,
+s12/d and e).
 
 What the candidates change, one thing at a time, from reading Liger-Kernel 0.8.5's kernels (not copying them):
 - softmax: the store marked streaming (cache_modifier ".cs": y is not read back, so it should not push x's next
@@ -189,6 +192,7 @@ def main(argv):
             for name, make in cands:
                 y = torch.empty(case.shape, dtype=getattr(torch, case.dtype), device="cuda")
                 impls[name] = report.checked(case, inputs, make(inputs, y))
+            report.warm(impls, report.WARM_S, torch.cuda.synchronize)  # as the report times them (report.warm)
             sweeplib.time_rounds(report, case, impls, timing.bench, rounds, doc)
             del inputs
             torch.cuda.empty_cache()

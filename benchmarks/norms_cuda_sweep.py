@@ -135,6 +135,17 @@ LN_VARIANTS += [
     ("warp_vec=8 min_blocks=8, 128 threads, grid=groups",  # 64 registers
      {"LNR_WARP_VEC": 8, "LNR_MAX_THREADS": 128, "LNR_MIN_BLOCKS": 8}, "groups/128"),
 ]
+# Then (s12/d: those 95.4-95.5) a block per row as Liger-Kernel's kernel (97.6% in the placement probe, s12/e: 4-warp
+# programs, a row each, gamma and beta loaded first), on the block path sized for the row (LNR_BLOCK_VEC float4 a
+# thread: 1024 floats) so that its registers let more blocks stay; LNR_GB_FIRST loads gamma and beta with x.
+# (With LNR_MIN_BLOCKS 12 at 128 threads, 40 registers, it spills 32 bytes: left out.)
+LN_VARIANTS += [
+    ("block path, 128 threads, block_vec=2", {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 2}, "rows/128"),  # 32 registers
+    ("block path, 128 threads, block_vec=2, gb first",  # 48 registers
+     {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 2, "LNR_GB_FIRST": 1}, "rows/128"),
+    ("block path, 256 threads, block_vec=1, gb first",  # 32 registers
+     {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 1, "LNR_GB_FIRST": 1}, "rows"),
+]
 
 
 def source(path: str, defines: dict) -> str:

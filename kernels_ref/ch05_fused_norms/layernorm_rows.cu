@@ -23,7 +23,12 @@
 #ifndef LNR_WARP_VEC
 #define LNR_WARP_VEC 16  // float4 per lane on the warp path: rows up to 32 * 16 * 4 = 2048 floats
 #endif
+#ifndef LNR_BLOCK_VEC
 #define LNR_BLOCK_VEC 8  // float4 per thread on the block path: rows up to 256 * 8 * 4 = 8192 floats
+#endif
+#ifndef LNR_GB_FIRST
+#define LNR_GB_FIRST 0  // 1: the block path loads gamma and beta with x, before the reductions (as Liger-Kernel does)
+#endif
 // Variants for benchmarks/norms_cuda_sweep.py (see the header); with every default the kernel is as it was.
 #ifndef LNR_PERSIST
 #define LNR_PERSIST 0        // 1: persistent warps on the warp path, for any grid (the sweep: a few blocks per SM)
@@ -98,6 +103,9 @@ __device__ void lnr_block_row(const float* __restrict__ xr, const float* __restr
     int t = threadIdx.x, nt = blockDim.x, n4 = cols / 4;
     vec = vec && n4 <= nt * LNR_BLOCK_VEC;
     float4 v[LNR_BLOCK_VEC];
+#if LNR_GB_FIRST
+    float4 gv[LNR_BLOCK_VEC], bv[LNR_BLOCK_VEC];
+#endif
     float s = 0.f;
     if (vec) {
         const float4* x4 = reinterpret_cast<const float4*>(xr);
@@ -106,6 +114,14 @@ __device__ void lnr_block_row(const float* __restrict__ xr, const float* __restr
             int c = t + k * nt;
             v[k] = c < n4 ? x4[c] : make_float4(0.f, 0.f, 0.f, 0.f);
         }
+#if LNR_GB_FIRST
+        #pragma unroll
+        for (int k = 0; k < LNR_BLOCK_VEC; ++k) {
+            int c = t + k * nt;
+            gv[k] = c < n4 ? reinterpret_cast<const float4*>(gamma)[c] : make_float4(0.f, 0.f, 0.f, 0.f);
+            bv[k] = c < n4 ? reinterpret_cast<const float4*>(beta)[c] : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#endif
         #pragma unroll
         for (int k = 0; k < LNR_BLOCK_VEC; ++k) s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
     } else {
@@ -126,13 +142,19 @@ __device__ void lnr_block_row(const float* __restrict__ xr, const float* __restr
     }
     float rstd = rsqrtf(lnr_block_sum(m2, part[1]) / cols + eps);
     if (vec) {
+#if !LNR_GB_FIRST
         const float4* g4 = reinterpret_cast<const float4*>(gamma);
         const float4* b4 = reinterpret_cast<const float4*>(beta);
+#endif
         float4* y4 = reinterpret_cast<float4*>(yr);
         #pragma unroll
         for (int k = 0; k < LNR_BLOCK_VEC; ++k) {
             int c = t + k * nt;
+#if LNR_GB_FIRST
+            if (c < n4) y4[c] = lnr_norm4(v[k], gv[k], bv[k], mean, rstd);
+#else
             if (c < n4) y4[c] = lnr_norm4(v[k], g4[c], b4[c], mean, rstd);
+#endif
         }
     } else {
         for (int c = t; c < cols; c += nt) yr[c] = (xr[c] - mean) * rstd * gamma[c] + beta[c];
