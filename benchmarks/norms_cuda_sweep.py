@@ -11,23 +11,21 @@ times (course.timing.bench: CUDA events, L2 flushed, median) each kernel with th
 256 threads) unless the record's "grid" says otherwise. Kernels are compiled as the course compiles a %%cuda cell
 (course.cuda.compile_cuda: NVRTC, -arch of this GPU); a variant is the file's notebook part with `#define`s in
 front (RMSR_MIN_BLOCKS: __launch_bounds__ blocks per SM; RMSR_MAX_ROWS: rows per warp; RMSR_WARP_VEC: uint4 per
-lane; for layernorm_rows.cu LNR_PERSIST, LNR_PREFETCH, LNR_GB_REGS, LNR_ROWS_PER_WARP, LNR_WARP_VEC, LNR_MIN_BLOCKS
-and LNR_MAX_THREADS, described in that file and at LN_VARIANTS below). Before it is timed, every output is checked
-by its exercise's own verify (ch05.rmsnorm_vec_cuda: bf16 rounded once, within 0.5 ulp of the float64 reference;
-ch05.layernorm_cuda for LayerNorm) on the exercise's adversarial inputs at the timed shape: a wrong one gets an
-error record and no time. torch's F.rms_norm and F.layer_norm are timed either way, their check's verdict recorded
-("check"). GB/s and "pct" use the report's byte model (kernels_ref/report.py, the exercise's Bench.nbytes: read x
-once + write y once). Each record is printed as it comes; the JSON is rewritten after each one:
+lane). Before it is timed, every output is checked by its exercise's own verify (ch05.rmsnorm_vec_cuda: bf16 rounded
+once, within 0.5 ulp of the float64 reference; ch05.layernorm_cuda for LayerNorm) on the exercise's adversarial
+inputs at the timed shape: a wrong one gets an error record and no time. torch's F.rms_norm and F.layer_norm are
+timed either way, their check's verdict recorded ("check"). GB/s and "pct" use the report's byte model
+(kernels_ref/report.py, the exercise's Bench.nbytes: read x once + write y once). Each record is printed as it comes;
+the JSON is rewritten after each one:
 
-    {"gpu", "copy_gbps", "records": [{"impl", "variant", "shape", "dtype", "grid", "threads", "defines",
-                                      "registers", "spill_bytes", "ms", "gbps", "pct"} or {..., "error"}]}
+    {"gpu", "copy_gbps", "records": [{"impl", "variant", "shape", "dtype", "grid", "defines", "registers",
+                                      "spill_bytes", "ms", "gbps", "pct"} or {..., "error"}]}
 
 Reading it: "rmsnorm_rows" variant "default" is the file as committed.
 "grid=groups" launches one block per group of rows a block takes (no block returns at once; rows wider than the
-warp path still get a block per row): how much the exercise's one-block-per-row launch costs. "persist/T/B"
-(LayerNorm only) launches T threads a block, B blocks per SM ("resident_per_sm": how many its registers let stay).
-If a variant beats "default" by more than noise (a few %) at 65536 x 1024 without losing at the other shapes, put
-its defines as the file's defaults (and its ptxas numbers in the comment).
+warp path still get a block per row): how much the exercise's one-block-per-row launch costs. If a variant beats
+"default" by more than noise (a few %) at 65536 x 1024 without losing at the other shapes, put its defines as the
+file's defaults (and its ptxas numbers in the comment).
 """
 from __future__ import annotations
 
@@ -86,66 +84,22 @@ RMS_VARIANTS = [
     ("block path, 128 threads, min_blocks=7", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 7}, "rows/128"),
     ("block path, 256 threads, min_blocks=4", RMS, {"RMSR_WARP_VEC": 2, "RMSR_MIN_BLOCKS": 4}, "rows"),
 ]
-# LayerNorm (layernorm_rows.cu, as committed): "groups" is the report's launch (a block per 8 rows; 16 with
-# LNR_ROWS_PER_WARP 2 up to 1024 floats), "rows" the exercise's; "persist/THREADS/B" a grid of B blocks per SM
-# (sm_count() x B) for the persistent variants (LNR_PERSIST 1: a warp loops over rows warp, + all the grid's warps,
-# ...), which take any grid; rows off the warp path (wider than 32 * LNR_WARP_VEC * 4 floats, or not float4) get a
-# block per row on every launch, as in the report.
+# LayerNorm (layernorm_rows.cu, as committed): "groups" is the report's launch (a block per 8 rows), "rows" the
+# exercise's
 LN_VARIANTS = [("default, grid=groups", {}, "groups"), ("default", {}, "rows"),
                # a block per row on the block path (LNR_WARP_VEC 2: rows over 256 floats), 256 or 128 threads
                ("block path, 256 threads", {"LNR_WARP_VEC": 2}, "rows"),
-               ("block path, 128 threads", {"LNR_WARP_VEC": 2}, "rows/128")]
-# Added for the H200: in report run benchmarks/gpu_2026-11-27_s11/n (benchmarks/results/nvidia_h200.json)
-# the default on its grid of groups read 96.3% of copy at 65536 x 1024 fp32, Liger-Kernel's Triton LayerNorm 97.9 and
-# torch.compile 98.1 (on an H100 ours and Liger's both 98.4). The default keeps at most 2 blocks of 8 warps per SM
-# (96 registers, sized for its 2048-float path), each warp's loads idle while it reduces and stores, and gamma and
-# beta are re-read (8 KB from L1/L2) for every 4 KB row. The variants below: persistent warps with the next row's
-# loads issued before the current row is normalised (LNR_PREFETCH float4 a lane of the 8 of a 1024-float row),
-# gamma/beta in registers (LNR_GB_REGS), two rows a warp (LNR_ROWS_PER_WARP 2), or more warps per SM
-# (LNR_WARP_VEC 8: rows over 1024 floats to the block path, fewer registers). Registers from nvcc 13.0 -arch=sm_90
-# -Xptxas -v without a GPU (the default, unchanged: 96), every one 0 bytes of spills; the B of "persist/T/B" is
-# what those registers let stay resident (65536 / (T x registers rounded up to 8)).
-LN_VARIANTS += [
-    ("persist, prefetch 8, gamma/beta regs, 128 x 3",  # 165 registers (LNR_MIN_BLOCKS 3 caps them at 168)
-     {"LNR_PERSIST": 1, "LNR_MAX_THREADS": 128, "LNR_MIN_BLOCKS": 3}, "persist/128/3"),
-    ("persist, gamma/beta regs, no prefetch, 256 x 2",  # 128 registers
-     {"LNR_PERSIST": 1, "LNR_PREFETCH": 0, "LNR_MIN_BLOCKS": 2}, "persist/256/2"),
-    ("persist, prefetch 8, gamma/beta L1, 256 x 2",  # 124 registers
-     {"LNR_PERSIST": 1, "LNR_GB_REGS": 0, "LNR_MIN_BLOCKS": 2}, "persist/256/2"),
-    ("persist, warp_vec=8, prefetch 4, g/b L1, 256 x 3",  # 80 registers (prefetch 6: 80; 8 spills at 80)
-     {"LNR_PERSIST": 1, "LNR_WARP_VEC": 8, "LNR_GB_REGS": 0, "LNR_PREFETCH": 4, "LNR_MIN_BLOCKS": 3},
-     "persist/256/3"),
-    ("persist, warp_vec=8, prefetch 2, g/b L1, 256 x 4",  # 64 registers (prefetch 4 spills at 64)
-     {"LNR_PERSIST": 1, "LNR_WARP_VEC": 8, "LNR_GB_REGS": 0, "LNR_PREFETCH": 2, "LNR_MIN_BLOCKS": 4},
-     "persist/256/4"),
-    ("persist, warp_vec=8, no prefetch, g/b L1, 256 x 4",  # 64 registers
-     {"LNR_PERSIST": 1, "LNR_WARP_VEC": 8, "LNR_GB_REGS": 0, "LNR_PREFETCH": 0, "LNR_MIN_BLOCKS": 4},
-     "persist/256/4"),
-    ("rows_per_warp=2, grid=groups", {"LNR_ROWS_PER_WARP": 2}, "groups"),  # 96 registers (min_blocks 3 spills)
-    # not persistent, the same occupancy as the two above (4 blocks of 8 warps per SM: as many warps as Liger's
-    # 4-warp blocks): how much of a difference is the occupancy alone
-    ("warp_vec=8 min_blocks=4, grid=groups", {"LNR_WARP_VEC": 8, "LNR_MIN_BLOCKS": 4}, "groups"),  # 64 registers
-]
-# Twelfth session, after run gpu_2026-11-27_s12/c on an H200 (every variant above behind the default's 95.9% at 65536 x
-# 1024; persistent 83.1-91.9, two rows a warp 94.1, 32 warps an SM 94.6): smaller blocks on the same warp path, so a
-# block's 4 (or 2) rows finish together and the next block starts sooner ("groups/T": T threads, a row a warp).
-LN_VARIANTS += [
-    ("default, 128 threads, grid=groups", {}, "groups/128"),  # 96 registers: 5 blocks (20 warps) an SM
-    ("default, 64 threads, grid=groups", {}, "groups/64"),  # 96 registers: 10 blocks (20 warps) an SM
-    ("warp_vec=8 min_blocks=8, 128 threads, grid=groups",  # 64 registers
-     {"LNR_WARP_VEC": 8, "LNR_MAX_THREADS": 128, "LNR_MIN_BLOCKS": 8}, "groups/128"),
-]
-# Then (s12/d: those 95.4-95.5) a block per row as Liger-Kernel's kernel (97.6% in the placement probe, s12/e: 4-warp
-# programs, a row each, gamma and beta loaded first), on the block path sized for the row (LNR_BLOCK_VEC float4 a
-# thread: 1024 floats) so that its registers let more blocks stay; LNR_GB_FIRST loads gamma and beta with x.
-# (With LNR_MIN_BLOCKS 12 at 128 threads, 40 registers, it spills 32 bytes: left out.)
-LN_VARIANTS += [
-    ("block path, 128 threads, block_vec=2", {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 2}, "rows/128"),  # 32 registers
-    ("block path, 128 threads, block_vec=2, gb first",  # 48 registers
-     {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 2, "LNR_GB_FIRST": 1}, "rows/128"),
-    ("block path, 256 threads, block_vec=1, gb first",  # 32 registers
-     {"LNR_WARP_VEC": 2, "LNR_BLOCK_VEC": 1, "LNR_GB_FIRST": 1}, "rows"),
-]
+               ("block path, 128 threads", {"LNR_WARP_VEC": 2}, "rows/128"),
+               # the file's layernorm_narrow (rows of <= 1024 floats, the report's launch there): a 128-thread block a
+               # row, 2 float4 a thread, 32 registers
+               ("layernorm_narrow", {}, "narrow/128")]
+# Twelfth session, for the H200 (report s11/n: this file 96.3% at 65536 x 1024, Liger-Kernel 97.9, torch.compile
+# 98.1). Lost there, and removed from the file (code and variants in git history, commit 3dcc014; runs
+# gpu_2026-11-27_s12/c, d and f): persistent warps with the next row prefetched and gamma/beta in registers or from L1
+# (83.1-91.9%), two rows a warp (94.0-94.1), 128- and 64-thread blocks on the warp path (95.4-95.5), more warps an SM
+# on it (94.4-94.7), gamma and beta loaded with x on the narrow block path (91.9), all against the default's 95.9 on
+# its grid of groups. Won: the block path sized for the row, 128 threads, 2 float4 a thread (97.3%, s12/f): the
+# file's layernorm_narrow.
 
 
 def source(path: str, defines: dict) -> str:
@@ -154,30 +108,6 @@ def source(path: str, defines: dict) -> str:
 
 def threads_for(launch: str) -> int:
     return int(launch.split("/")[1]) if "/" in launch else THREADS
-
-
-def sm_count() -> int:
-    return torch.cuda.get_device_properties(0).multi_processor_count
-
-
-def resident_per_sm(registers: int, threads: int) -> int:
-    """Blocks of `threads` a Hopper SM holds at `registers` a thread (64 K registers allocated 256 a warp, 64 warps,
-    32 blocks; 256 B of shared memory a block does not bind)."""
-    per_warp = -(-max(registers, 1) * 32 // 256) * 256
-    return min(65536 // per_warp // (threads // 32), 2048 // threads, 32)
-
-
-def ln_grid(launch: str, rows: int, cols: int, defines: dict) -> int:
-    """layernorm_rows.cu's grid for a launch kind (see LN_VARIANTS); rows off the warp path: a block per row."""
-    vec = defines.get("LNR_WARP_VEC", 16)
-    if launch.startswith("rows") or not (cols % 4 == 0 and cols <= 32 * vec * 4):
-        return rows
-    if launch.startswith("persist/"):
-        return sm_count() * int(launch.split("/")[2])
-    assert launch.split("/")[0] == "groups", launch
-    two = defines.get("LNR_ROWS_PER_WARP", 1) == 2 and cols <= 32 * min(vec, 8) * 4
-    group = threads_for(launch) // 32 * (2 if two else 1)  # "groups/T": T-thread blocks, a row a warp
-    return (rows + group - 1) // group
 
 
 def grid_for(launch: str, rows: int, cols: int, defines: dict) -> int:
@@ -207,10 +137,10 @@ def main() -> int:
     def record(r: dict) -> None:
         result["records"].append(r)
         if "error" in r:
-            print(f"{r['impl']:14} {r['variant']:50} {str(tuple(r['shape'])):14} ERROR {r['error'][:150]}", flush=True)
+            print(f"{r['impl']:14} {r['variant']:36} {str(tuple(r['shape'])):14} ERROR {r['error'][:150]}", flush=True)
         else:
             regs = f"{r['registers']} regs, {r['spill_bytes']} B local" if "registers" in r else ""
-            print(f"{r['impl']:14} {r['variant']:50} {str(tuple(r['shape'])):14} {r['gbps']:6.0f} GB/s "
+            print(f"{r['impl']:14} {r['variant']:36} {str(tuple(r['shape'])):14} {r['gbps']:6.0f} GB/s "
                   f"{r['pct']:5.1f}%  {r['ms'] * 1e3:7.1f} us  {regs} {r.get('check', '')}", flush=True)
         with open(out, "w") as f:
             json.dump(result, f, indent=1)
@@ -287,18 +217,10 @@ def main() -> int:
         x, g, b, eps = inputs["x"], inputs["gamma"], inputs["beta"], float(inputs["eps"])
         y = torch.empty_like(x)
         for variant, defines, launch in LN_VARIANTS:
-            try:
-                k = kernel(LN, defines, "layernorm_welford")
-            except Exception as e:  # noqa: BLE001
-                record({"impl": "layernorm_rows", "variant": variant, "shape": list(shape), "dtype": "float32",
-                        "defines": defines, "error": f"compile: {type(e).__name__}: {str(e)[:300]}"})
-                continue
-            grid, threads = ln_grid(launch, rows, cols, defines), threads_for(launch)
-            if "LNR_MIN_BLOCKS" in defines:  # __launch_bounds__(LNR_MAX_THREADS, ...): more threads fail to launch
-                assert threads <= defines.get("LNR_MAX_THREADS", 256), (variant, threads)
-            extra = {"grid": grid, "threads": threads, "defines": defines}
-            if launch.startswith("persist/"):  # fewer resident than asked: the grid runs in more than one wave
-                extra["resident_per_sm"] = resident_per_sm(k.resources.registers, threads)
+            k = kernel(LN, defines, "layernorm_narrow" if launch.startswith("narrow") else "layernorm_welford")
+            warp_cols = 32 * defines.get("LNR_WARP_VEC", 16) * 4
+            grid = (rows + 7) // 8 if launch == "groups" and cols <= warp_cols else rows  # wider: a block per row
+            threads = threads_for(launch)
 
             def ln_launch(k=k, grid=grid, threads=threads):
                 k((grid,), (threads,), (x, g, b, y, rows, cols, eps))
@@ -307,7 +229,8 @@ def main() -> int:
             def ln_check(ln_launch=ln_launch):
                 y.fill_(float("nan"))
                 return ln_launch()
-            timed(ex, case, inputs, ref, "layernorm_rows", variant, ln_check, ln_launch, k, extra)
+            timed(ex, case, inputs, ref, "layernorm_rows", variant, ln_check, ln_launch, k,
+                  {"grid": grid, "threads": threads, "defines": defines})
         torch_ln = lambda: F.layer_norm(x, (cols,), g, b, eps)  # noqa: E731
         timed(ex, case, inputs, ref, "F.layer_norm", "torch", torch_ln, torch_ln)
 

@@ -84,10 +84,11 @@ def test_the_reports_own_grid(loaded, rows, cols):
     assert _graded(ex, loaded[ex.id], cols, lambda ns, inp, y: OWN_LAUNCH[ex.id](ns, inp, _Into(y)), rows=rows) == []
 
 
-@pytest.mark.parametrize("rows,cols", [(21, 1024), (17, 2048), (9, 4096), (11, 1030)])
+@pytest.mark.parametrize("rows,cols", [(21, 1024), (13, 520), (17, 2048), (9, 4096), (11, 1030), (7, 1020)])
 def test_the_reports_own_grid_for_layernorm(loaded, rows, cols):
-    """kernels_ref.report times layernorm_rows.cu on a block per 8 rows up to 2048 float columns (a block per row
-    beyond, or where cols is not a multiple of 4): every row written, right."""
+    """kernels_ref.report times layernorm_rows.cu's layernorm_narrow (a 128-thread block a row) up to 1024 float
+    columns, layernorm_welford on a block per 8 rows up to 2048 (a block per row beyond, or where cols is not a
+    multiple of 4): every row written, right."""
     from kernels_ref.report import OWN_LAUNCH
     ex = registry.get("ch05.layernorm_cuda")
     assert _graded(ex, loaded[ex.id], cols, lambda ns, inp, y: OWN_LAUNCH[ex.id](ns, inp, _Into(y)), rows=rows) == []
