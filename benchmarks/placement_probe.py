@@ -28,6 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
+import triton  # noqa: E402
 
 import sweeplib  # noqa: E402
 from autograder import registry  # noqa: E402
@@ -64,6 +65,29 @@ class At:
         return self.made[key][1]
 
 
+def _softmax_kernels(inputs) -> dict:
+    """--h200-gaps, softmax: whose is the speed, the kernel's or its output's? Liger-Kernel's own Triton kernel launched
+    into a kept output and into a fresh one per call (as Liger's function does), and liger_gap_sweep.py's one-row
+    candidate with Liger's settings (16 warps, streaming store) and without the streaming store, into kept outputs."""
+    try:
+        from liger_kernel.ops.softmax import _softmax_single_block_forward_kernel as liger_kernel
+    except ImportError:
+        return {}
+    from liger_gap_sweep import softmax_call
+    x = inputs["x"]
+    n, cols = x.shape
+    kept = torch.empty_like(x)
+
+    def liger_into(y):
+        liger_kernel[(n,)](y, y.stride(0), x, x.stride(0), cols, BLOCK_SIZE=triton.next_power_of_2(cols),
+                           num_warps=16)
+        return y
+    return {"liger's kernel, kept output": lambda: liger_into(kept),
+            "liger's kernel, fresh output per call": lambda: liger_into(torch.empty_like(x)),
+            "sm r1 w16 cs, kept output": softmax_call(inputs, torch.empty_like(x), 1, 16, True),
+            "sm r1 w16, kept output": softmax_call(inputs, torch.empty_like(x), 1, 16, False)}
+
+
 def main(argv):
     gaps = "--h200-gaps" in argv
     argv = [a for a in argv if a != "--h200-gaps"]
@@ -89,6 +113,8 @@ def main(argv):
                 outs = At(off << 20)
                 extra[f"flashcourse, kept output at +{off} MiB"] = (
                     lambda outs=outs, inputs=inputs: run(ns, inputs, outs))
+            if gaps and case.kernel == "softmax":
+                extra.update(_softmax_kernels(inputs))
             for name, call in extra.items():
                 impls[name] = report.checked(case, inputs, call)
             if gaps:
