@@ -34,12 +34,13 @@ def flush_l2() -> None:
     buf.zero_()
 
 
-def bench(fn, *, warmup: int = 5, reps: int = 30, flush: bool = True) -> float:
+def bench(fn, *, warmup: int = 5, reps: int = 30, flush: bool = True, gate_s: float | None = None) -> float:
     """Median time of fn() in milliseconds, on the GPU's clock.
 
     Before each timed call the GPU is kept busy (a sleep kernel) for longer than fn takes to
     launch from Python, so the start event fires with fn's kernels already queued: the time is
-    the kernels', not the Python launch path's (which can exceed a small kernel's run time)."""
+    the kernels', not the Python launch path's (which can exceed a small kernel's run time).
+    gate_s: that sleep in seconds (default: 3 times fn's median launch time, at least 0.2 ms)."""
     _need_gpu("timing")
     import time
 
@@ -50,7 +51,7 @@ def bench(fn, *, warmup: int = 5, reps: int = 30, flush: bool = True) -> float:
         fn()
         cpu.append(time.perf_counter() - t0)
     torch.cuda.synchronize()
-    gate = int(max(2e-4, 3 * statistics.median(cpu)) * 2e9)  # seconds -> cycles, at most 2 GHz
+    gate = int((gate_s if gate_s is not None else max(2e-4, 3 * statistics.median(cpu))) * 2e9)  # s -> cycles
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for s, e in zip(starts, ends):
