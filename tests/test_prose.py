@@ -543,6 +543,26 @@ def test_ch06_cross_entropy_in_place_measured():
 S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 sweeps, c H100 report, d H200 both
 
 
+S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
+
+
+def _log_pcts(rel: str) -> dict:
+    """A report.log's softmax long rows, % of its copy (the GB/s printed to the unit; the copy on its last line),
+    keyed by (shape, dtype), and the copy under "copy"."""
+    log = load(rel)
+    copy = float(re.search(r"copy ([\d.]+) GB/s; wrote", log).group(1))
+    out = {"copy": copy}
+    for shape, dtype in (LONG_F32, LONG_BF16):
+        gbps = float(re.search(rf"softmax\s+{shape[0]}x{shape[1]}\s+{dtype}\s+flashcourse\s+([\d.]+) GB/s",
+                               log).group(1))
+        out[(tuple(shape), dtype)] = round(100 * gbps / copy, 1)
+    return out
+
+
+def _key(shape_dtype) -> tuple:
+    return tuple(shape_dtype[0]), shape_dtype[1]
+
+
 def _cluster_sweep(run: str, gpu: str) -> list[dict]:
     """The records of benchmarks/softmax_cluster_sweep.py's run `run` of the eleventh session, on `gpu`."""
     data = load(f"{S11}/{run}/cluster.json")
@@ -562,6 +582,96 @@ LONG_F32, LONG_BF16 = ([1024, 131072], "float32"), ([2048, 131072], "bfloat16")
 # the Triton kernels the fast reference ran on long rows before the cluster kernel (CONFIGS of softmax_split_rows.py)
 SPLIT_F32 = {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 3, "hold": "e"}
 TWO_READ_BF16 = {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8, "per_sm": 3}
+
+
+def _rounds(run: str, gpu: str, impl: str, shape_dtype, config: dict) -> list[float]:
+    """Every round's % of copy of one impl and config in the twelfth session's cluster sweep `run`."""
+    data = load(f"{S12}/{run}/cluster.json")
+    assert data["gpu"] == gpu and load(f"{S12}/{run}/gpu.txt").strip() == gpu
+    out = [round(r["pct"], 1) for r in data["records"] if r["impl"] == impl and r["shape"] == shape_dtype[0]
+           and r["dtype"] == shape_dtype[1] and r["config"] == config]
+    assert len(out) == 2, (run, impl, shape_dtype, config)  # two interleaved rounds
+    return out
+
+
+def _span(values) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def test_ch03_cluster_fewer_instructions():
+    """Section 9's SC_FAST paragraphs: the instruction counts (recompiled here: NVRTC, then the cuobjdump the Triton
+    package ships), the exponent's error bound (derived), and the sweeps' side-by-side numbers (runs b and c)."""
+    import subprocess
+    import tempfile
+
+    import triton
+
+    from course import cuda
+    from kernels_ref.ch03_online_softmax import softmax_cluster as sc
+    ch = "ch03_online_softmax"
+    txt = flat(ch)
+    # the exponent's error: half an ulp of m log2 e at |m| = 1000, times ln 2
+    ml2e = 1000 * math.log2(math.e)
+    assert 2**10 <= ml2e < 2**11 and "$[2^{10}, 2^{11})$" in txt and "$2^{-14} \\approx 6.1 \\cdot 10^{-5}$" in txt
+    assert round(2.0**-14, 6) == 6.1e-5 and f"${2.0**-14 * math.log(2):.1e}".replace("e-05", " \\cdot 10^{-5}$") in txt
+    (measured,) = quoted(ch, r"where it measured\s+\$([\d.]+) \\cdot 10\^\{-6\}\$ in run `b`")
+    err = float(re.search(r"AssertionError: max error ([\d.e-]+)", load(f"{S12}/b/pytest.txt")).group(1))
+    assert round(err * 1e6, 1) == measured and "float32" in load(f"{S12}/b/pytest.txt")
+    # instruction counts, bfloat16 8 x 128 x 16 without and with SC_FAST
+    before, after, ex2 = quoted(ch, r"went from (\d+) instructions to\s+(\d+), with the same (\d+) `MUFU.EX2`")
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not os.path.exists(tool):
+        pytest.skip("no cuobjdump in the Triton package")
+    counts = []
+    for fast in (False, True):
+        cubin, _ = cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=fast), "sm_90")
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(cubin + b"\0")  # cupy's getCUBIN drops the last byte (NOTES.md)
+            f.flush()
+            sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
+        lines = re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+(\S.*?);", sass, re.M)
+        counts.append((len(lines), sum("MUFU.EX2" in ln for ln in lines)))
+    assert counts == [(before, ex2), (after, ex2)] and ex2 == 2 * 128 + 8  # two a value, 8 for the merge
+    # registers: 128 with SC_FAST, 96 when 5 blocks an SM are asked for
+    many, few = quoted(ch, r"\(`__launch_bounds__`' second argument: (\d+) registers a thread instead of\s+(\d+)\)")
+    regs = [cuda.parse_ptxas_report(cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=True, min_blocks=mb),
+                                                        "sm_90")[1])["softmax_cluster"].registers for mb in (0, 5)]
+    assert regs == [few, many] and 65536 // (128 * many) >= 5 and 65536 // (128 * few) == 4
+    # the sweeps
+    k16 = {"cluster": 8, "threads": 128, "vec": 16}
+    x32 = {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}
+    eight = [dict(cluster=8, threads=256, vec=8, one_exp=True), dict(cluster=8, threads=256, vec=8, one_exp=True,
+                                                                      fast=True)]
+    assert (f"it read {_span(sum((_rounds('b', H100, 'candidate', LONG_BF16, c) for c in eight), []))}% on an H100"
+            f"\nagainst {_span(_rounds('b', H100, 'candidate', LONG_BF16, k16))}%").replace("\n", " ") in txt
+    c_bf16 = [_span(_rounds("c", H200, "candidate", LONG_BF16, cfg)) for cfg in
+              (k16, dict(k16, fast=True), dict(k16, fast=True, min_blocks=5))]
+    assert (f"the `bfloat16` shape went from {c_bf16[0]}% to {c_bf16[1]}%, and to {c_bf16[2]}% when the compiler "
+            f"was told to fit 5 blocks") in txt
+    c_f32 = [_span(_rounds("c", H200, "candidate", LONG_F32, cfg)) for cfg in (x32, dict(x32, fast=True))]
+    assert f"went from {c_f32[0]}% to {c_f32[1]}%." in txt
+    b_bf16 = [_span(_rounds("b", H100, "candidate", LONG_BF16, cfg)) for cfg in
+              (k16, dict(k16, fast=True, min_blocks=5))]
+    wide = ([1024, 262144], "bfloat16")
+    b_wide = [_span(_rounds("b", H100, "candidate", wide, cfg)) for cfg in
+              ({"cluster": 8, "threads": 512, "vec": 8}, {"cluster": 8, "threads": 512, "vec": 8, "fast": True})]
+    assert (f"took `bfloat16` from {b_bf16[0]}% to {b_bf16[1]}% and the 1024 × 262 144 `bfloat16` rows from "
+            f"{b_wide[0]}% to {b_wide[1]}%") in txt
+    gap, p16, cost32, cost16 = quoted(
+        ch, r"The H200's long rows are still (\d+) points from its copy; the probe without arithmetic reads "
+        r"[\d.-]+% and\s+([\d.]+)% there in the same run, so the arithmetic still costs (\d+) and (\d+) points")
+    h200 = load("benchmarks/results/nvidia_h200.json")["records"]
+    rep = {(tuple(r["shape"]), r["dtype"]): r["pct_copy"] for r in h200
+           if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
+    assert round(100 - rep[_key(LONG_F32)]) == round(100 - rep[_key(LONG_BF16)]) == gap
+    probe32 = _rounds("c", H200, "probe", LONG_F32, dict(x32, probe=3))
+    probe16 = _rounds("c", H200, "probe", LONG_BF16, dict(k16, probe=3))
+    assert _span(probe16) == f"{p16}" and f"reads {_span(probe32)}% and" in txt
+    fast32 = _rounds("c", H200, "candidate", LONG_F32, dict(x32, fast=True))
+    fast16 = _rounds("c", H200, "candidate", LONG_BF16, dict(k16, fast=True, min_blocks=5))
+    mean = lambda v: sum(v) / len(v)  # noqa: E731
+    assert (round(mean(probe32) - mean(fast32)), round(mean(probe16) - mean(fast16))) == (cost32, cost16)
 
 
 def test_ch03_split_rows_measured():
@@ -631,15 +741,15 @@ def test_ch03_cluster_measured():
     """Section 9's thread-block cluster: the reports' numbers, the sweeps' side-by-side numbers and the block shapes,
     each against the committed JSON it comes from; the sizes the text derives, recomputed."""
     ch = "ch03_online_softmax"
-    h100_f32, h100_bf16 = quoted(
+    h100_f32, h100_bf16, h200_f32, h200_bf16 = quoted(
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
-        r"`benchmarks/gpu_2026-11-27_s11/l`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
+        r"`benchmarks/gpu_2026-11-27_s12/h`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
-        r"2048 × 131 072 `bfloat16`")
+        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-27_s12/g`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
-    h200_f32, h200_bf16, first_f32, first_bf16 = quoted(
-        ch, r"Its report \(run `benchmarks/gpu_2026-11-27_s11/n`, the kernel as it\s+is now\) read ([\d.]+)% at the "
-        r"`float32` shape and ([\d.]+)% at the `bfloat16` one, .{0,140}?the first version had read ([\d.]+)% and\s+"
+    old_f32, old_bf16, first_f32, first_bf16 = quoted(
+        ch, r"Its report at that point \(run `benchmarks/gpu_2026-11-27_s11/n`\)\s+read ([\d.]+)% at the "
+        r"`float32` shape and ([\d.]+)% at the `bfloat16` one, .{0,170}?the first version had read ([\d.]+)% and\s+"
         r"([\d.]+)% there \(run `d`\)")
     reports = {}
     for rel, gpu, f32, bf16 in (("benchmarks/results/nvidia_h100_80gb_hbm3.json", H100, h100_f32, h100_bf16),
@@ -652,12 +762,15 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in (("l", H100), ("n", H200)):
-        log = load(f"{S11}/{run}/report.log")
-        assert load(f"{S11}/{run}/gpu.txt").strip() == gpu
+    for run, gpu in (("h", H100), ("g", H200)):
+        log = load(f"{S12}/{run}/report.log")
+        assert load(f"{S12}/{run}/gpu.txt").strip() == gpu
         for shape, dtype in (LONG_F32, LONG_BF16):
             gbps = round(reports[gpu][1][(tuple(shape), dtype)]["gbps"])
             assert re.search(rf"softmax\s+{shape[0]}x{shape[1]}\s+{dtype}\s+flashcourse\s+{gbps} GB/s", log)
+    # the eleventh session's reports, quoted as they were: l (H100) and n (H200), from their logs
+    old = {run: _log_pcts(f"{S11}/{run}/report.log") for run in ("l", "n")}
+    assert (old["n"][_key(LONG_F32)], old["n"][_key(LONG_BF16)]) == (old_f32, old_bf16)
     c_f32, c_bf16, t_f32, t_bf16, d_f32, d_bf16, dt_f32, dt_bf16 = quoted(
         ch, r"the first version read, on an H100 \(run `b`, as above\), ([\d.]+)% and ([\d.]+)% against ([\d.]+)% "
         r"and ([\d.]+)% for the Triton kernels, and on an H200 \(run `d`\) ([\d.]+)% and ([\d.]+)% against "
@@ -676,8 +789,8 @@ def test_ch03_cluster_measured():
     assert f"CLUSTER_ABOVE = {int(above)}" in load("kernels_ref/ch03_online_softmax/softmax_split_rows.py")
     # the shipped CONFIGS are the configurations quoted (8 blocks of 128 threads, 32 / 16 vectors a thread)
     cfg_src = load("kernels_ref/ch03_online_softmax/softmax_cluster.py")
-    assert '(131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True})' in cfg_src
-    assert '(131072, {"cluster": 8, "threads": 128, "vec": 16})' in cfg_src
+    assert '(131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True, "fast": True})' in cfg_src
+    assert '(131072, {"cluster": 8, "threads": 128, "vec": 16, "fast": True, "min_blocks": 5})' in cfg_src
     small, mid, large = quoted(ch, r"128-thread blocks of 32 vectors a thread read ([\d.]+)% at\s+the `float32` "
                                r"shape, 512-thread blocks of 8 vectors ([\d.]+)% and 256-thread blocks of 16 vectors "
                                r"([\d.]+)%, the\s+same 16 384 columns a block in all three")
@@ -701,16 +814,16 @@ def test_ch03_cluster_measured():
     assert load(f"{S11}/k/head.txt").strip() == "9c1e8a5" and load(f"{S11}/l/head.txt").strip() == "2234094"
     assert _sweep_pct(ll, "probe", *LONG_F32, dict(x32, ld=0, st=0, probe=3)) == with_h
     assert _sweep_pct(ll, "probe", *LONG_F32, dict(x32, probe=3)) == without
-    short, probe_bf16 = quoted(ch, r"The `bfloat16` kernel stays (\d+)\s+points short of the copy; the same probe in "
-                               r"`bfloat16` reads ([\d.]+)% \(run `l`\)")
-    assert round(100 - h100_bf16) == short
+    short, probe_bf16 = quoted(ch, r"The `bfloat16` kernel then stayed (\d+)\s+points short of the copy; the same "
+                               r"probe in `bfloat16` read ([\d.]+)% \(run `l`\)")
+    assert round(100 - old["l"][_key(LONG_BF16)]) == short
     assert _sweep_pct(ll, "probe", *LONG_BF16, dict(bf16_cfg, probe=3)) == probe_bf16
     level = [_sweep_pct(ll, "candidate", *LONG_F32, c) for c in (x32, f32_cfg)]
     assert abs(level[0] - level[1]) <= 0.1  # "without them the two are level (run `l`)"
     # the copy bandwidths of the two reports and their ratio
     h200_copy, h100_copy = quoted(ch, r"about 1\.4 times as fast as the H100's\s+\((\d+) GB/s against (\d+) GB/s in "
-                                  r"the two reports\)")
-    assert h200_copy == round(reports[H200][0]["copy_gbps"]) and h100_copy == round(reports[H100][0]["copy_gbps"])
+                                  r"the eleventh session's two reports\)")
+    assert (h200_copy, h100_copy) == (round(old["n"]["copy"]), round(old["l"]["copy"]))
     assert round(h200_copy / h100_copy, 1) == 1.4
     # run d's report.log is the first version's H200 report (the numbers quoted for it; GB/s printed to the unit)
     dlog = load(f"{S11}/d/report.log")

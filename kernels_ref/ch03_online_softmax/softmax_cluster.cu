@@ -40,9 +40,9 @@ typedef float sc_t;
 
 // 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: ex2.approx.ftz (MUFU.EX2 alone: exp2f also handles results
 // below 2^-126, which the ftz form flushes to 0, below every tolerance) and, for bfloat16, the exponent by one FMA
-// (x log2 e - mL, as FlashAttention does). That FMA loses up to half an ulp of mL in the exponent: 8e-5 relative at
-// |m| = 1000, far inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so float32 keeps the exact difference
-// (the FMA form failed a 2e-6 test on an H100, run s12/b). Else the exact difference, a multiply and exp2f.
+// (x log2 e - mL, as FlashAttention does). That FMA loses up to half an ulp of mL in the exponent: 4.2e-5 relative
+// at |m| = 1000, far inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so float32 keeps the exact
+// difference (the FMA form failed a 2e-6 test on an H100, run s12/b). Else the exact difference, a multiply, exp2f.
 __device__ __forceinline__ float sc_exp(float x, float m, float mL) {
 #if SC_FAST
     float r;
