@@ -127,13 +127,17 @@ __device__ void lnr_block_row(const float* __restrict__ xr, const float* __restr
     }
 }
 
+// float4 access needs cols % 4 == 0 and every base 16-byte aligned (then every row start is too)
+__device__ __forceinline__ bool lnr_vec_ok(const void* x, const void* gamma, const void* beta, const void* y,
+                                           int cols) {
+    return (cols & 3) == 0 && (((unsigned long long)x | (unsigned long long)gamma | (unsigned long long)beta |
+                                (unsigned long long)y) & 15) == 0;
+}
+
 extern "C" __global__ void layernorm_welford(const float* __restrict__ x, const float* __restrict__ gamma,
                                              const float* __restrict__ beta, float* __restrict__ y,
                                              int rows, int cols, float eps) {
-    // float4 access needs cols % 4 == 0 and every base 16-byte aligned (then every row start is too)
-    bool vec = (cols & 3) == 0 &&
-               (((unsigned long long)x | (unsigned long long)gamma | (unsigned long long)beta |
-                 (unsigned long long)y) & 15) == 0;
+    bool vec = lnr_vec_ok(x, gamma, beta, y, cols);
     if (!(vec && cols <= 32 * LNR_WARP_VEC * 4)) {  // uniform over the grid: no block mixes the two paths
         size_t row = blockIdx.x;
         if (row < (size_t)rows)
@@ -167,9 +171,8 @@ extern "C" __global__ void layernorm_narrow(const float* __restrict__ x, const f
     // grid (rows,), any block size: float4 registers where the row fits blockDim.x * 2 float4 and every base is
     // 16-byte aligned, else the scalar loops (right, slow: the report launches it only where it fits). No loop over
     // rows: with one, 40 registers instead of 32 (12 blocks an SM instead of 16).
-    bool vec = (cols & 3) == 0 &&
-               (((unsigned long long)x | (unsigned long long)gamma | (unsigned long long)beta |
-                 (unsigned long long)y) & 15) == 0;
     size_t row = blockIdx.x;
-    if (row < (size_t)rows) lnr_block_row<LNR_NARROW_VEC>(x + row * cols, gamma, beta, y + row * cols, cols, vec, eps);
+    if (row < (size_t)rows)
+        lnr_block_row<LNR_NARROW_VEC>(x + row * cols, gamma, beta, y + row * cols, cols,
+                                      lnr_vec_ok(x, gamma, beta, y, cols), eps);
 }
