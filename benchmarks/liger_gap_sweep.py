@@ -9,9 +9,9 @@ report calls it, and the candidates below, each output first checked by the exer
 reference (kernels_ref.report.checked: a wrong candidate gets an error record and no time). Every impl is timed
 with course.timing.bench (L2 flushed, median of 30), in --rounds interleaved rounds (A B C, A B C), as % of a
 copy measured in the same run; the JSON keeps every round, the summary the best round per impl. Every impl first runs
-untimed for report.WARM_S seconds, as in the report (since the twelfth session: without it, on an H200, Liger-Kernel's
-softmax 8192 float32 read 95.6-95.7% here, s12/c, against 97.3-97.5 warmed in the report and in placement_probe.py,
-s12/d and e).
+untimed for report.WARM_S seconds, as in the report (since the twelfth session, to time as the report does; it did
+not explain the difference it was added for: on an H200 Liger-Kernel's softmax 8192 float32 read 95.6-95.7% here
+unwarmed, s12/c, and 95.1-95.5 warmed, s12/f, against 97.3-97.5 in the report and in placement_probe.py, s12/d, e).
 
 What the candidates change, one thing at a time, from reading Liger-Kernel 0.8.5's kernels (not copying them):
 - softmax: the store marked streaming (cache_modifier ".cs": y is not read back, so it should not push x's next

@@ -4,8 +4,9 @@
 
 --h200-gaps: the twelfth session's cases instead (softmax 8192 x 8192 float32 and the CUDA LayerNorm 65536 x 1024,
 where Liger-Kernel led by 1.46 and 0.93 points in the H200's report, gpu_2026-11-27_s12/d, but not in
-liger_gap_sweep.py on the same GPU, s12/c: Liger's softmax 97.5% of copy in the report, 95.6-95.7 in the sweep, ours
-96.0 and 95.3-96.1), three rounds, every impl warmed first as the report warms it (report.warm).
+liger_gap_sweep.py on the same GPU, s12/c: Liger's softmax 97.5% of copy in the report, 95.6-95.7 in the sweep,
+95.1-95.5 warmed in s12/f; ours 96.0 and 95.3-96.1), three rounds, every impl warmed first as the report warms it
+(report.warm), then the same impls again with a 2 ms gate for all (timed after the first rounds, not interleaved).
 
 Why. On one H100 the same day (2026-11-26, ninth session), Liger-Kernel's softmax and RMSNorm measured 96.3 / 95.0 /
 95.4% of copy in benchmarks/liger_gap_sweep.py but 99.6 / 98.8 / 98.8% in `bench --report`, while ours measured
@@ -124,6 +125,7 @@ def main(argv):
                 # where the default is 3 times each impl's own Python launch time (a slower launch, a longer sleep)
                 fixed = {f"{k} [gate 2 ms]": v for k, v in impls.items() if "kept output at" not in k}
                 sweeplib.time_rounds(report, case, fixed, lambda fn: timing.bench(fn, gate_s=2e-3), rounds, doc)
+                del fixed
             del inputs, impls, extra
             torch.cuda.empty_cache()
     doc["copy_gbps"] = max(doc["copy_gbps"], timing.copy_gbps(report.COPY_BYTES))

@@ -51,7 +51,8 @@ def bench(fn, *, warmup: int = 5, reps: int = 30, flush: bool = True, gate_s: fl
         fn()
         cpu.append(time.perf_counter() - t0)
     torch.cuda.synchronize()
-    gate = int((gate_s if gate_s is not None else max(2e-4, 3 * statistics.median(cpu))) * 2e9)  # s -> cycles
+    gate = int((gate_s if gate_s is not None else max(2e-4, 3 * statistics.median(cpu))) * 2e9)  # s -> cycles at
+    # most 2 GHz: at a lower clock the sleep only lasts longer
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for s, e in zip(starts, ends):

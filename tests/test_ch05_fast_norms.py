@@ -94,6 +94,19 @@ def test_the_reports_own_grid_for_layernorm(loaded, rows, cols):
     assert _graded(ex, loaded[ex.id], cols, lambda ns, inp, y: OWN_LAUNCH[ex.id](ns, inp, _Into(y)), rows=rows) == []
 
 
+@pytest.mark.parametrize("cols,threads", [(1024, 128), (1030, 128), (1500, 128), (256, 64), (4096, 256)])
+def test_layernorm_narrow_off_its_fast_path(loaded, cols, threads):
+    """layernorm_narrow directly, a block a row: its float4 path (1024 on 128 threads) and the scalar loops it falls
+    back to where the row is not float4-readable (1030) or does not fit blockDim.x * 2 float4 (1500, 4096)."""
+    ex = registry.get("ch05.layernorm_cuda")
+
+    def launch(ns, inp, y):
+        rows, c = inp["x"].shape
+        ns["layernorm_narrow"]((rows,), (threads,), (inp["x"], inp["gamma"], inp["beta"], y, rows, c,
+                                                     float(inp["eps"])))
+    assert _graded(ex, loaded[ex.id], cols, launch, rows=5) == []
+
+
 class _Into:
     """An output factory that hands out the buffer the test grades."""
 

@@ -633,22 +633,34 @@ def test_ch03_cluster_fewer_instructions():
         lines = re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+(\S.*?);", sass, re.M)
         counts.append((len(lines), sum("MUFU.EX2" in ln for ln in lines)))
     assert counts == [(before, ex2), (after, ex2)] and ex2 == 2 * 128 + 8  # two a value, 8 for the merge
-    # registers: 128 with SC_FAST, 96 when 5 blocks an SM are asked for
-    many, few = quoted(ch, r"\(`__launch_bounds__`' second argument: (\d+) registers a thread instead of\s+(\d+)\)")
-    regs = [cuda.parse_ptxas_report(cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=True, min_blocks=mb),
-                                                        "sm_90")[1])["softmax_cluster"].registers for mb in (0, 5)]
-    assert regs == [few, many] and 65536 // (128 * many) >= 5 and 65536 // (128 * few) == 4
+    # registers: 92 before, 128 with SC_FAST, 96 when 5 blocks an SM are asked for; blocks an SM from them
+    new, first, asked = quoted(ch, r"the compiler gave the new kernel (\d+) a thread where the first had\s+(\d+)\..*?"
+                               r"brought it to (\d+) registers")
+    regs = [cuda.parse_ptxas_report(cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=fast, min_blocks=mb),
+                                                        "sm_90")[1])["softmax_cluster"].registers
+            for fast, mb in ((False, 0), (True, 0), (True, 5))]
+    assert regs == [first, new, asked]
+    blocks = [65536 // (128 * (-(-r // 8) * 8)) for r in regs]  # 8 registers a thread at a time
+    assert blocks == [5, 4, 5] and "(92 counts as 96)" in txt
     # the sweeps
     k16 = {"cluster": 8, "threads": 128, "vec": 16}
     x32 = {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}
     eight = [dict(cluster=8, threads=256, vec=8, one_exp=True), dict(cluster=8, threads=256, vec=8, one_exp=True,
                                                                       fast=True)]
-    assert (f"it read {_span(sum((_rounds('b', H100, 'candidate', LONG_BF16, c) for c in eight), []))}% on an H100"
-            f"\nagainst {_span(_rounds('b', H100, 'candidate', LONG_BF16, k16))}%").replace("\n", " ") in txt
+    same = {"cluster": 8, "threads": 256, "vec": 8, "fast": True}
+    assert (f"That lost on an H100: {_span(sum((_rounds('b', H100, 'candidate', LONG_BF16, c) for c in eight), []))}%, "
+            f"against {_span(_rounds('b', H100, 'candidate', LONG_BF16, same))}% for the same block shape without it "
+            f"and {_span(_rounds('b', H100, 'candidate', LONG_BF16, k16))}% for the kernel of 16 vectors") in txt
     c_bf16 = [_span(_rounds("c", H200, "candidate", LONG_BF16, cfg)) for cfg in
               (k16, dict(k16, fast=True), dict(k16, fast=True, min_blocks=5))]
-    assert (f"the `bfloat16` shape went from {c_bf16[0]}% to {c_bf16[1]}%, and to {c_bf16[2]}% when the compiler "
-            f"was told to fit 5 blocks") in txt
+    assert f"the `bfloat16` shape went from {c_bf16[0]}% to {c_bf16[1]}%." in txt
+    assert f"brought it to {asked:.0f} registers and the shape to {c_bf16[2]}%" in txt
+    four = _span(_rounds("c", H200, "candidate", LONG_BF16, dict(k16, fast=True, min_blocks=4)))
+    assert f"asking for 4, which changes the code but not the number of blocks, read {four}%" in txt
+    # the error at |m| = 5e4: half an ulp of m log2 e, times ln 2
+    m5 = 5e4 * math.log2(math.e)
+    assert "$|m| = 5 \\cdot 10^4$ each costs up to $2.7 \\cdot 10^{-3}$" in txt
+    assert round(2.0 ** (math.floor(math.log2(m5)) - 24) * math.log(2), 4) == 0.0027
     c_f32 = [_span(_rounds("c", H200, "candidate", LONG_F32, cfg)) for cfg in (x32, dict(x32, fast=True))]
     assert f"went from {c_f32[0]}% to {c_f32[1]}%." in txt
     b_bf16 = [_span(_rounds("b", H100, "candidate", LONG_BF16, cfg)) for cfg in

@@ -168,9 +168,10 @@ extern "C" __global__ void layernorm_welford(const float* __restrict__ x, const 
 extern "C" __global__ void layernorm_narrow(const float* __restrict__ x, const float* __restrict__ gamma,
                                             const float* __restrict__ beta, float* __restrict__ y,
                                             int rows, int cols, float eps) {
-    // grid (rows,), any block size: float4 registers where the row fits blockDim.x * 2 float4 and every base is
-    // 16-byte aligned, else the scalar loops (right, slow: the report launches it only where it fits). No loop over
-    // rows: with one, 40 registers instead of 32 (12 blocks an SM instead of 16).
+    // grid (rows,), blocks of a multiple of 32 threads up to 1024 (full-warp shuffles, 32 partial sums): float4
+    // registers where the row fits blockDim.x * 2 float4 and every base is 16-byte aligned, else the scalar loops
+    // (right, slow: the report launches it only where it fits). No loop over rows: with one, 40 registers instead
+    // of 32 (12 blocks an SM instead of 16).
     size_t row = blockIdx.x;
     if (row < (size_t)rows)
         lnr_block_row<LNR_NARROW_VEC>(x + row * cols, gamma, beta, y + row * cols, cols,
