@@ -29,8 +29,11 @@ typedef float sc_t;
 #ifndef SC_PROBE  // timing probes (wrong results; benchmarks/softmax_cluster_sweep.py): 1 no exchange, 2 no
 #define SC_PROBE 0  // arithmetic (a copy staged through registers), 3 neither
 #endif
-#ifndef SC_ONE_EXP  // keep t = 2^(x - m_r) as float32 (in place of x for float32, in an array of its own for
-#define SC_ONE_EXP 0  // bfloat16) and make y = t x scale: one exponential an element instead of two
+#ifndef SC_ONE_EXP  // float32 only: keep 2^(x - m_r) in place of x (one exponential an element instead of two)
+#define SC_ONE_EXP 0
+#endif
+#if SC_ONE_EXP && SC_BF16  // bfloat16 with t in an array of float32 beside x lost: 86.8-87.2% against 96.4 (s12/b)
+#error "SC_ONE_EXP keeps float32 values in place of x: float32 only"
 #endif
 #ifndef SC_FAST  // fewer instructions an element, for the H200 where the arithmetic is what costs (see sc_exp):
 #define SC_FAST 0  // ex2.approx.ftz; bfloat16: the exponent by one FMA, maxima on pairs, 1 / D folded into the exponent
@@ -38,25 +41,24 @@ typedef float sc_t;
 #define SC_LOG2E 1.4426950408889634f
 #define SC_NEG_INF __int_as_float(0xff800000)
 
-// 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: ex2.approx.ftz (MUFU.EX2 alone: exp2f also handles results
-// below 2^-126, which the ftz form flushes to 0, below every tolerance) and, for bfloat16, the exponent by one FMA
-// (x log2 e - mL, as FlashAttention does). That FMA loses up to half an ulp of mL in the exponent: 4.2e-5 relative
-// at |m| = 1000, far inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so float32 keeps the exact
-// difference (the FMA form failed a 2e-6 test on an H100, run s12/b). Else the exact difference, a multiply, exp2f.
-// KNOWN LIMIT of the bfloat16 SC_FAST path: the error grows with |m| (each rounding of an m log2 e term costs up to
-// 2^-24 |m log2 e| ln 2 relative, and y takes up to three: worst case past bfloat16's 1e-2 from |m| of about 5e4),
-// and m log2 e overflows float32 past 2.4e38, which bfloat16 reaches: NaN.
-// The fix (the exact difference in a block whose maximum is 2^14 or more, chosen once per block) is on branch
-// fma-fallback-untimed, not yet run on a GPU; tests/test_softmax_cluster.py keeps the failing case as a strict xfail.
+// 2^a on the special-function unit alone (MUFU.EX2): exp2f adds a compare and two multiplies to return the results
+// below 2^-126 that this flushes to 0 (below every tolerance here)
+__device__ __forceinline__ float sc_ex2(float a) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+
+// 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: sc_ex2 and, where FMA (bfloat16, |m| < SC_FMA_MAX), the exponent
+// by one FMA, x log2 e - mL, as FlashAttention does. That FMA loses up to half an ulp of mL in the exponent: 6.8e-4
+// relative at |m| = 2^14 (4.2e-5 at |m| = 1000), inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so
+// float32 keeps the exact difference (the FMA form failed a 2e-6 test on an H100, run s12/b), and so does a bfloat16
+// block whose maximum is larger (m log2 e overflows float32 past 2.4e38, which bfloat16 reaches). Else exp2f.
+#define SC_FMA_MAX 16384.f
+template <bool FMA>
 __device__ __forceinline__ float sc_exp(float x, float m, float mL) {
 #if SC_FAST
-    float r;
-#if SC_BF16
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, SC_LOG2E, -mL)));
-#else
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * SC_LOG2E));
-#endif
-    return r;
+    return sc_ex2(FMA ? fmaf(x, SC_LOG2E, -mL) : (x - m) * SC_LOG2E);
 #else
     return exp2f((x - m) * SC_LOG2E);
 #endif
@@ -128,6 +130,57 @@ __device__ __forceinline__ float sc_block_reduce(float v, float* red) {
     return v;
 }
 
+// The sum pass over a thread's VEC vectors: sum of 2^((x - m) log2 e) (FMA: the FMA exponent, see sc_exp); float32
+// SC_ONE_EXP keeps each 2^((x - m) log2 e) in place of x.
+template <bool FMA>
+__device__ __forceinline__ float sc_sum_pass(uint4 (&v)[VEC], float m, float mL) {
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i)
+#pragma unroll
+        for (int e = 0; e < EPV; ++e) {
+#if SC_FAST && SC_BF16  // the same values as sc_get, by another instruction (PRMT): ptxas would otherwise keep the
+            // unpacked floats of this pass for the last one (220 registers instead of 128 at 16 vectors, s12)
+            const float x = __uint_as_float(__byte_perm((&v[i].x)[e / 2], 0u, (e & 1) ? 0x3244 : 0x1044));
+#else
+            const float x = sc_get(v[i], e);
+#endif
+            const float t = sc_exp<FMA>(x, m, mL);
+#if SC_ONE_EXP
+            (&v[i].x)[e] = __float_as_uint(t);  // float32: 2^(x - m_r) replaces x, and y is t times a scale
+#endif
+            s += t;
+        }
+    return s;
+}
+
+// The last pass: y from the registers, stored once. bb: the row's maximum M (0 if it is -inf), inv = 1 / D; FMA
+// (SC_FAST bfloat16, |M| < SC_FMA_MAX): y = 2^(x log2 e - shiftL), shiftL = M log2 e + log2 D; SC_ONE_EXP: t x scale.
+template <bool FMA>
+__device__ __forceinline__ void sc_out_pass(const uint4 (&v)[VEC], sc_t* yr, int c0, int cols, float bb, float inv,
+                                            float shiftL, float scale) {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+        const int c = c0 + i * THREADS * EPV;
+        if (c < cols) {
+            float f[EPV];
+#pragma unroll
+            for (int e = 0; e < EPV; ++e)
+#if SC_PROBE & 2
+                f[e] = sc_get(v[i], e);
+#elif SC_ONE_EXP
+                f[e] = sc_get(v[i], e) * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
+#elif SC_FAST && SC_BF16
+                f[e] = FMA ? sc_ex2(fmaf(sc_get(v[i], e), SC_LOG2E, -shiftL))
+                           : sc_ex2((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
+#else
+                f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
+#endif
+            sc_store(yr + c, f);
+        }
+    }
+}
+
 #ifdef SC_MIN_BLOCKS  // blocks an SM the register allocation must allow (a sweep option; even 1 changes ptxas' choices)
 #define SC_MIN_ARG , SC_MIN_BLOCKS
 #else
@@ -184,28 +237,11 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     m = sc_block_reduce<true>(m, red_max);
     const float mb = m == SC_NEG_INF ? 0.f : m;  // nothing finite in the part: no (-inf) - (-inf)
     const float mbL = mb * SC_LOG2E;
-    float d = 0.f;
-#if SC_ONE_EXP && SC_BF16
-    float tv[VEC * EPV];  // bfloat16: t = 2^(x - m_r) kept as float32 beside x (x is dead after this loop)
-#endif
-#pragma unroll
-    for (int i = 0; i < VEC; ++i)
-#pragma unroll
-        for (int e = 0; e < EPV; ++e) {
-#if SC_FAST && SC_BF16  // the same values as sc_get, by another instruction (PRMT): ptxas would otherwise keep the
-            // unpacked floats of this pass for the last one (128 more registers: 220 instead of 128 at 16 vectors)
-            const float t = sc_exp(__uint_as_float(__byte_perm((&v[i].x)[e / 2], 0u, (e & 1) ? 0x3244 : 0x1044)),
-                                   mb, mbL);
+#if SC_FAST && SC_BF16  // the FMA exponent where |m_r| < SC_FMA_MAX, decided once for the block (both loops compiled)
+    float d = fabsf(mb) < SC_FMA_MAX ? sc_sum_pass<true>(v, mb, mbL) : sc_sum_pass<false>(v, mb, mbL);
 #else
-            const float t = sc_exp(sc_get(v[i], e), mb, mbL);
+    float d = sc_sum_pass<false>(v, mb, mbL);
 #endif
-#if SC_ONE_EXP && SC_BF16
-            tv[i * EPV + e] = t;
-#elif SC_ONE_EXP
-            (&v[i].x)[e] = __float_as_uint(t);  // float32: 2^(x - m_r) replaces x, and y is t times a scale
-#endif
-            d += t;
-        }
     d = sc_block_reduce<false>(d, red_sum);
 #endif
 
@@ -238,31 +274,21 @@ softmax_cluster(const sc_t* __restrict__ x, sc_t* __restrict__ y, int rows, int 
     const float scale = exp2f((m - bb) * SC_LOG2E) * inv;  // a part of all -inf: 2^(-inf) = 0 (its t are 0 too)
 #elif SC_FAST && SC_BF16 && !(SC_PROBE & 2)
     // y = 2^(x log2 e - (M log2 e + log2 D)): the division folded into the exponent (lg2.approx: an absolute error
-    // below 2^-22 in the exponent). A row of all -inf: D = 0, log2 D = -inf, -inf x log2 e + inf = NaN, as torch.
+    // below 2^-22 in the exponent; M log2 e and the sum each rounded once: two half ulps of up to 23655, 2^-10 each).
+    // A row of all -inf: D = 0, log2 D = -inf, -inf x log2 e + inf = NaN, as torch.
     float lg_d;
     asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(lg_d) : "f"(big_d));
     const float shiftL = bb * SC_LOG2E + lg_d;
 #endif
 
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) {
-        const int c = c0 + i * THREADS * EPV;
-        if (c < cols) {
-            float f[EPV];
-#pragma unroll
-            for (int e = 0; e < EPV; ++e)
-#if SC_PROBE & 2
-                f[e] = sc_get(v[i], e);
-#elif SC_ONE_EXP && SC_BF16
-                f[e] = tv[i * EPV + e] * scale;  // 2^(x - m_r) 2^(m_r - M) / D: one exponential an element
+#if SC_FAST && SC_BF16 && !(SC_PROBE & 2)
+    if (fabsf(bb) < SC_FMA_MAX)  // the row's maximum: the same for every block of the cluster
+        sc_out_pass<true>(v, yr, c0, cols, bb, inv, shiftL, 0.f);
+    else
+        sc_out_pass<false>(v, yr, c0, cols, bb, inv, shiftL, 0.f);
 #elif SC_ONE_EXP
-                f[e] = sc_get(v[i], e) * scale;
-#elif SC_FAST && SC_BF16
-                f[e] = sc_exp(sc_get(v[i], e), 0.f, shiftL);
+    sc_out_pass<false>(v, yr, c0, cols, bb, inv, 0.f, scale);
 #else
-                f[e] = exp2f((sc_get(v[i], e) - bb) * SC_LOG2E) * inv;
+    sc_out_pass<false>(v, yr, c0, cols, bb, inv, 0.f, 0.f);
 #endif
-            sc_store(yr + c, f);
-        }
-    }
 }
