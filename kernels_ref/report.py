@@ -5,11 +5,13 @@ untimed for WARM_S seconds, see warm) on the same inputs; bandwidth
 as a percentage of a device-to-device copy measured in the same run (before and after, the faster counts). Our
 kernel's output is first checked by its exercise against the float64 reference (a wrong one gets an error record).
 
-    python -m kernels_ref.report [--json PATH] [--no-render]
+    python -m kernels_ref.report [--json PATH] [--no-render] [--only KERNEL,...] [--ptxas torch|triton]
 
 Writes benchmarks/results/<gpu>.json (the format: autograder.bench_report), then the plots and BENCHMARKS.md's
 section from every report there. A peer that is not installed (Liger-Kernel: the `bench` extra, or its wheel) or
 that fails on a shape gets a record with its error instead of numbers.
+
+One ptxas compiles every Triton kernel of the report (see pin_ptxas), and the JSON's "versions" names it.
 """
 from __future__ import annotations
 
@@ -288,11 +290,53 @@ def _itemsize(dtype: str) -> int:
     return torch.empty((), dtype=getattr(torch, dtype)).element_size()
 
 
+PTXAS_CHOICES = ("torch", "triton")
+DEFAULT_PTXAS = "torch"  # provisional: thirteenth session's H200 run decides
+
+
+def ptxas_paths() -> dict:
+    """choice -> the ptxas it names: torch's (torch/bin/ptxas, shipped with CUDA builds of torch) and Triton's own."""
+    import triton
+    return {"torch": os.path.join(os.path.dirname(torch.__file__), "bin", "ptxas"),
+            "triton": os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")}
+
+
+def pin_ptxas(choice: str) -> str | None:
+    """Make one ptxas compile every Triton kernel of this process; its path, or None where it is missing.
+    Why: torch.compile (inductor, on its first compile) sets TRITON_PTXAS_PATH to torch/bin/ptxas for the rest of
+    the process, where it was unset. In a report that did not pin it, our first case's kernel and every kernel
+    compiled before the first torch.compile call (ours, with Triton's ptxas) met the peers compiled after it
+    (Liger-Kernel's, inductor's, with torch's): on the device's torch 2.11 / triton 3.6, CUDA 13.0's ptxas against
+    12.8's. Inductor leaves a set TRITON_PTXAS_PATH alone, so pinning it before anything compiles makes it one for
+    all. A TRITON_PTXAS_PATH set by the caller wins over `choice`."""
+    if os.environ.get("TRITON_PTXAS_PATH"):
+        return os.environ["TRITON_PTXAS_PATH"]
+    path = ptxas_paths()[choice]
+    if not os.access(path, os.X_OK):
+        return None
+    os.environ["TRITON_PTXAS_PATH"] = path
+    return path
+
+
+def _ptxas_version(path: str | None) -> str | None:
+    import subprocess
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"release [\d.]+, V([\d.]+)", out)
+    return m.group(1) if m else None
+
+
 def _versions() -> dict:
     from importlib import metadata
 
     import triton
-    out = {"torch": torch.__version__, "triton": triton.__version__}
+    path = os.environ.get("TRITON_PTXAS_PATH")
+    out = {"torch": torch.__version__, "triton": triton.__version__, "ptxas": _ptxas_version(path),
+           "ptxas_path": path}
     try:
         out["liger-kernel"] = metadata.version("liger-kernel")
     except metadata.PackageNotFoundError:
@@ -365,14 +409,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", help="where the report goes (default: benchmarks/results/<gpu>.json)")
     ap.add_argument("--no-render", action="store_true", help="write the JSON only (no plots, no BENCHMARKS.md)")
+    ap.add_argument("--only", help="the cases of these kernels only (comma-separated: softmax, rmsnorm, layernorm, "
+                                   "add_rmsnorm, layernorm_cuda, rmsnorm_cuda, attention_fwd); needs --json")
+    ap.add_argument("--ptxas", choices=PTXAS_CHOICES, default=DEFAULT_PTXAS,
+                    help=f"the ptxas of every Triton kernel of the run (default {DEFAULT_PTXAS}; see pin_ptxas)")
     args = ap.parse_args(argv)
+    cases = CASES
+    if args.only:
+        kernels = set(args.only.split(","))
+        unknown = kernels - {c.kernel for c in CASES}
+        if unknown or not args.json:
+            ap.error(f"unknown kernels {sorted(unknown)}" if unknown else "--only writes a partial report: name --json")
+        cases = [c for c in CASES if c.kernel in kernels]
     if not course.GPU:
         print("the benchmark report needs a GPU; `flashcourse bench --render` rebuilds it from the committed JSON")
         return 2
     from course import timing
     gpu = torch.cuda.get_device_name()
-    print(f"{gpu}: {len(CASES)} cases, impls timed with course.timing.bench", flush=True)
-    doc = run(CASES, gpu=gpu, bench=timing.bench, copy_gbps=timing.copy_gbps,
+    ptxas = pin_ptxas(args.ptxas)
+    print(f"{gpu}: {len(cases)} cases, impls timed with course.timing.bench; every Triton kernel compiled by "
+          f"{ptxas or 'Triton default ptxas'}", flush=True)
+    doc = run(cases, gpu=gpu, bench=timing.bench, copy_gbps=timing.copy_gbps,
               log=lambda s: print(s, flush=True))
     path = args.json or bench_report.report_path(gpu)
     bench_report.write(doc, path)
