@@ -291,7 +291,10 @@ def _itemsize(dtype: str) -> int:
 
 
 PTXAS_CHOICES = ("torch", "triton")
-DEFAULT_PTXAS = "torch"  # provisional: thirteenth session's H200 run decides
+# Triton's own: the one students' kernels and Liger-Kernel's get in a process without torch.compile. Measured side by
+# side on an H100 (thirteenth session, gpu_2026-11-27_s13/b): softmax and norms within 0.4 points of copy either way
+# (torch.compile's kernels too), our attention 0-3.5% faster with Triton's (D128 T4096: 653 against 631 TFLOP/s).
+DEFAULT_PTXAS = "triton"
 
 
 def ptxas_paths() -> dict:
