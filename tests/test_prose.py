@@ -544,6 +544,8 @@ S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 swe
 
 
 S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
+S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep with the guard for large maxima
+FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
 def _log_pcts(rel: str) -> dict:
@@ -623,25 +625,57 @@ def test_ch03_cluster_fewer_instructions():
     tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
     if not os.path.exists(tool):
         pytest.skip("no cuobjdump in the Triton package")
-    counts = []
-    for fast in (False, True):
-        cubin, _ = cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=fast), "sm_90")
+    def sass_counts(src):
+        cubin, _ = cuda._nvrtc_compile(src, "sm_90")
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(cubin + b"\0")  # cupy's getCUBIN drops the last byte (NOTES.md)
             f.flush()
             sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
         lines = re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+(\S.*?);", sass, re.M)
-        counts.append((len(lines), sum("MUFU.EX2" in ln for ln in lines)))
-    assert counts == [(before, ex2), (after, ex2)] and ex2 == 2 * 128 + 8  # two a value, 8 for the merge
-    # registers: 92 before, 128 with SC_FAST, 96 when 5 blocks an SM are asked for; blocks an SM from them
-    new, first, asked = quoted(ch, r"the compiler gave the new kernel (\d+) a thread where the first had\s+(\d+)\..*?"
-                               r"brought it to (\d+) registers")
-    regs = [cuda.parse_ptxas_report(cuda._nvrtc_compile(sc.source(True, 8, 128, 16, fast=fast, min_blocks=mb),
-                                                        "sm_90")[1])["softmax_cluster"].registers
-            for fast, mb in ((False, 0), (True, 0), (True, 5))]
-    assert regs == [first, new, asked]
+        return len(lines), sum("MUFU.EX2" in ln for ln in lines)
+
+    def registers(src):
+        return cuda.parse_ptxas_report(cuda._nvrtc_compile(src, "sm_90")[1])["softmax_cluster"].registers
+
+    # "as first written": the kernel before the guard for large maxima (commit FIRST_FAST, read from git)
+    try:
+        first_src = subprocess.run(["git", "show", f"{FIRST_FAST}:kernels_ref/ch03_online_softmax/softmax_cluster.cu"],
+                                   cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"no git history with commit {FIRST_FAST} (the kernel as first written)")
+    with tempfile.NamedTemporaryFile("w", suffix=".cu") as f:
+        f.write(first_src)
+        f.flush()
+        old_src, sc.SRC = sc.SRC, f.name
+        try:
+            first = {(fast, mb): sc.source(True, 8, 128, 16, fast=fast, min_blocks=mb)
+                     for fast, mb in ((False, 0), (True, 0), (True, 5))}
+        finally:
+            sc.SRC = old_src
+    assert [sass_counts(first[False, 0]), sass_counts(first[True, 0])] == [(before, ex2), (after, ex2)]
+    assert ex2 == 2 * 128 + 8  # two a value, 8 for the merge
+    # registers as first written: 92 before, 128 with SC_FAST, 96 when 5 blocks an SM are asked for
+    new, first_regs, asked = quoted(ch, r"the compiler gave the new kernel (\d+) a thread where the first had\s+(\d+)"
+                                    r"\..*?brought it to (\d+) registers")
+    regs = [registers(first[k]) for k in ((False, 0), (True, 0), (True, 5))]
+    assert regs == [first_regs, new, asked]
     blocks = [65536 // (128 * (-(-r // 8) * 8)) for r in regs]  # 8 registers a thread at a time
     assert blocks == [5, 4, 5] and "(92 counts as 96)" in txt
+    # the kernel as it is, with the guard: both loops compiled, and its registers
+    both, mufu, unasked, with5 = quoted(ch, r"compiles both loops, the exact one and the FMA one: (\d+) instructions "
+                                            r"and (\d+) `MUFU.EX2`.*?register choice: (\d+) a thread unasked and "
+                                            r"(\d+) with `__launch_bounds__\(128, 5\)`")
+    now = {mb: sc.source(True, 8, 128, 16, fast=True, min_blocks=mb) for mb in (0, 5)}
+    assert sass_counts(now[0]) == (both, mufu) and mufu == 2 * ex2 - 8  # two loops, one merge
+    assert [registers(now[0]), registers(now[5])] == [unasked, with5]
+    assert {65536 // (128 * (-(-r // 8) * 8)) for r in (unasked, with5)} == {5}
+    k16f = {"cluster": 8, "threads": 128, "vec": 16, "fast": True}
+    a = load(f"{S13}/a/cluster.json")
+    assert a["gpu"] == H100 and load(f"{S13}/a/gpu.txt").strip() == H100
+    spans = [_span([round(r["pct"], 1) for r in a["records"] if r["impl"] == "candidate" and r["shape"] == LONG_BF16[0]
+                    and r["dtype"] == "bfloat16" and r["config"] == cfg]) for cfg in (k16f, dict(k16f, min_blocks=5))]
+    b_mb5 = _span(_rounds("b", H100, "candidate", LONG_BF16, dict(k16f, min_blocks=5)))
+    assert f"they read {spans[0]}% and {spans[1]}%, where run `b` had read {b_mb5}% with the attribute" in txt
     # the sweeps
     k16 = {"cluster": 8, "threads": 128, "vec": 16}
     x32 = {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}
@@ -755,7 +789,7 @@ def test_ch03_cluster_measured():
     ch = "ch03_online_softmax"
     h100_f32, h100_bf16, h200_f32, h200_bf16 = quoted(
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
-        r"`benchmarks/gpu_2026-11-27_s12/h`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
+        r"`benchmarks/gpu_2026-11-27_s13/c`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
         r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-27_s12/g`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
@@ -774,9 +808,10 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in (("h", H100), ("g", H200)):
-        log = load(f"{S12}/{run}/report.log")
-        assert load(f"{S12}/{run}/gpu.txt").strip() == gpu
+    for run, gpu in ((f"{S13}/c", H100), (f"{S12}/g", H200)):
+        log = load(f"{run}/report.log")
+        assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
+                else load(f"{run}/info.txt")).splitlines()[0].strip() == gpu
         for shape, dtype in (LONG_F32, LONG_BF16):
             gbps = round(reports[gpu][1][(tuple(shape), dtype)]["gbps"])
             assert re.search(rf"softmax\s+{shape[0]}x{shape[1]}\s+{dtype}\s+flashcourse\s+{gbps} GB/s", log)
