@@ -2,7 +2,10 @@
 (benchmarks/results/nvidia_h100_80gb_hbm3.json, 2026-11-26: softmax 16384x4096 bf16 96.1 vs 98.7; RMSNorm
 16384x4096 bf16 95.7 vs 97.7 and 4096x16384 94.3 vs 98.1; LayerNorm 32768x4096 bf16 98.5 vs 99.1).
 
-    python benchmarks/liger_gap_sweep.py OUT.json [--rounds 2] [--only softmax,rmsnorm]
+    python benchmarks/liger_gap_sweep.py OUT.json [--rounds 2] [--only softmax,rmsnorm] [--peers]
+
+--peers: torch and torch.compile timed too, between ours and Liger-Kernel's as the report orders them (thirteenth
+session: does what runs beside Liger-Kernel decide its reading?).
 
 One process. Per shape: our reference as the report runs it (kernels_ref.report.ours), Liger-Kernel as the
 report calls it, and the candidates below, each output first checked by the exercise against its float64
@@ -176,6 +179,8 @@ def main(argv):
         i = argv.index("--only")
         only = set(argv[i + 1].split(","))
         argv = argv[:i] + argv[i + 2:]
+    peers = "--peers" in argv
+    argv = [a for a in argv if a != "--peers"]
     if not sweeplib.gpu_args(argv, __doc__):
         return 2
     from course import timing
@@ -188,7 +193,9 @@ def main(argv):
                 continue
             inputs = report.make_inputs(case, "cuda")
             impls = report.calls(case, inputs, {}, tmp, "cuda")
-            impls = {"flashcourse": report.checked(case, inputs, impls["flashcourse"]), "liger": impls["liger"]}
+            impls = {"flashcourse": report.checked(case, inputs, impls["flashcourse"]),
+                     **({"torch": impls["torch"], "torch.compile": impls["torch.compile"]} if peers else {}),
+                     "liger": impls["liger"]}  # --peers: the report's impls in its order
             for name, make in cands:
                 y = torch.empty(case.shape, dtype=getattr(torch, case.dtype), device="cuda")
                 impls[name] = report.checked(case, inputs, make(inputs, y))
