@@ -239,7 +239,11 @@ def checked(case: Case, inputs: dict, call):
     return AssertionError("wrong output: " + "; ".join(problems)[:250]) if problems else call
 
 
-ROUNDS = 3  # timed passes over a case's impls, interleaved (A B C A B C A B C); a record keeps the median
+ROUNDS = 3  # timed passes over a case's impls, interleaved and rotated (A B C, B C A, C A B); a record keeps the median
+# ROTATE: why each round starts one impl later. With a fixed order ours was always timed first and Liger-Kernel always
+# right after torch.compile; and what runs beside a kernel moves its reading: on an H100 (thirteenth session,
+# gpu_2026-11-27_s13/d) liger_gap_sweep.py read every softmax 16384 x 4096 bfloat16 impl at 96.3-96.6% of copy alone
+# and 99.4-100.1% with torch and torch.compile interleaved. Rotated, no impl holds one position in every round.
 
 
 def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[dict]:
@@ -250,8 +254,10 @@ def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[d
     0.90-1.21x and 0.85-1.09x cuDNN for the same attention kernel; tenth session, gpu_2026-11-26_s10/j and k)."""
     times: dict = {impl: [] for impl in impl_calls}
     errors: dict = {}
-    for _ in range(rounds):
-        for impl, call in impl_calls.items():
+    names = list(impl_calls)
+    for k in range(rounds):
+        for impl in names[k % len(names):] + names[:k % len(names)]:  # round k starts at the k-th impl (ROTATE)
+            call = impl_calls[impl]
             if impl in errors:
                 continue
             try:

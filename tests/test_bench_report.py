@@ -146,7 +146,7 @@ def test_a_record_is_the_median_of_interleaved_rounds():
         order.append(call())
         return next(ms[order[-1]])
     recs = report.measure(case, {"a": lambda: "a", "b": lambda: "b"}, bench, rounds=3)
-    assert order == ["a", "b"] * 3  # interleaved, not a's three passes then b's
+    assert order == ["a", "b", "b", "a", "a", "b"]  # interleaved, not a's three passes then b's; rotated by round
     assert [r["ms_rounds"] for r in recs] == [[3.0, 1.0, 2.0], [5.0, 9.0, 4.0]]
     assert recs[0]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 2e-3 / 1e9)  # the median, 2.0 ms
     assert recs[1]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 5e-3 / 1e9)
