@@ -789,7 +789,7 @@ def test_ch03_cluster_measured():
     ch = "ch03_online_softmax"
     h100_f32, h100_bf16, h200_f32, h200_bf16 = quoted(
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
-        r"`benchmarks/gpu_2026-11-27_s13/c`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
+        r"`benchmarks/gpu_2026-11-27_s13/e`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
         r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-27_s12/g`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
@@ -808,7 +808,7 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in ((f"{S13}/c", H100), (f"{S12}/g", H200)):
+    for run, gpu in ((f"{S13}/e", H100), (f"{S12}/g", H200)):
         log = load(f"{run}/report.log")
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
                 else load(f"{run}/info.txt")).splitlines()[0].strip() == gpu
