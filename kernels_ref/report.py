@@ -242,7 +242,7 @@ def checked(case: Case, inputs: dict, call):
 ROUNDS = 3  # timed passes over a case's impls, interleaved and rotated (A B C, B C A, C A B); a record keeps the median
 # ROTATE: why each round starts one impl later. With a fixed order ours was always timed first and Liger-Kernel always
 # right after torch.compile; and what runs beside a kernel moves its reading: on an H100 (thirteenth session,
-# gpu_2026-11-27_s13/d) liger_gap_sweep.py read every softmax 16384 x 4096 bfloat16 impl at 96.3-96.6% of copy alone
+# gpu_2026-11-27_s13/d) liger_gap_sweep.py read every softmax 16384 x 4096 bfloat16 impl at 96.2-96.6% of copy alone
 # and 99.4-100.1% with torch and torch.compile interleaved. Rotated, no impl holds one position in every round.
 
 

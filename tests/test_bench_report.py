@@ -242,3 +242,28 @@ def test_a_run_warms_each_case_before_timing_it(tmp_path, monkeypatch):
                copy_gbps=lambda n: 100.0, device="cpu", log=lambda s: None)
     assert events[0][0] == "warm" and "flashcourse" in events[0][1]
     assert events[1:] and all(e == ("bench",) for e in events[1:])
+
+
+def test_one_ptxas_is_pinned_before_anything_compiles(tmp_path, monkeypatch):
+    """report.pin_ptxas: the chosen ptxas goes into TRITON_PTXAS_PATH (where torch.compile would otherwise put torch's
+    mid-run); one the caller set wins; a missing one pins nothing."""
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(report, "ptxas_paths", lambda: {"triton": str(fake), "torch": str(tmp_path / "missing")})
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "")  # records the caller's state: teardown restores it (pin_ptxas sets it)
+    monkeypatch.delenv("TRITON_PTXAS_PATH")
+    assert report.pin_ptxas("torch") is None and "TRITON_PTXAS_PATH" not in os.environ
+    assert report.pin_ptxas("triton") == str(fake) and os.environ["TRITON_PTXAS_PATH"] == str(fake)
+    assert report._versions()["ptxas"] == "12.8.93" and report._versions()["ptxas_path"] == str(fake)
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "/the/callers/ptxas")
+    assert report.pin_ptxas("triton") == "/the/callers/ptxas"
+
+
+def test_only_names_known_kernels_and_a_json(capsys):
+    for argv in (["--only", "softmax,nope", "--json", "x.json"], ["--only", "softmax"]):
+        with pytest.raises(SystemExit) as e:
+            report.main(argv)
+        assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown kernels ['nope']" in err and "name --json" in err
