@@ -4,7 +4,6 @@ the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json [--quick] [--budget 230] [--per-call 60]
         [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2] [--rounds 3]
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --pingpong [--budget 120] [--rounds 3]
-    PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --emu [--T 1024,2048] [--rounds 3]
 
 One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only; --T: those lengths), D 128 and 64, causal
 False/True; T = 4096 first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of
@@ -23,10 +22,6 @@ many work items) against fp32 with a timeout: if it hangs, fails or times out it
 are dropped with an error record, and the rest is still timed (the turn barriers are the one new way to deadlock).
 --rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
 keeps every round (ms_rounds) and their median (ms, tflops).
-
---emu (thirteenth session): per shape SDPA cuDNN, choose()'s config, and the same with one exp2 in every 2, 4 or 8
-computed by a polynomial on the FMA units (Config.emu, flash_attention_gluon.emu_asm); no Hopper candidate;
---rounds 3 unless given.
 
 One printed line per record; the JSON ("records", then "summary": per shape the best Gluon config and its ratio
 to cuDNN and to the Hopper candidate) is rewritten after every record. A watchdog thread: a call that makes no
@@ -113,16 +108,6 @@ def pingpong_variants(D, T, causal):
     return out
 
 
-EMU_PACKS = (2, 4, 8)
-
-
-def emu_variants(D, T, causal):
-    """--emu: choose()'s config, and the same with one exp2 in every 2, 4 or 8 on the FMA units (Config.emu)."""
-    chosen = fg.choose(D, T, causal)
-    return [("choose " + chosen.name(), chosen)] + [(f"choose+emu{n} " + chosen.name(), chosen._replace(emu=n))
-                                                      for n in EMU_PACKS]
-
-
 def preflight_configs(ts):
     """The ping-pong configs --pingpong will run: {(D, causal): [configs]}."""
     out = {}
@@ -187,12 +172,11 @@ def main(argv=None):
     out = args[0]
     quick = "--quick" in args
     pingpong = "--pingpong" in args
-    emu = "--emu" in args
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else (120.0 if pingpong else 230.0)
     per_call = float(args[args.index("--per-call") + 1]) if "--per-call" in args else 60.0
     ts = [int(t) for t in args[args.index("--T") + 1].split(",")] if "--T" in args else None
     wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
-    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong or emu else 1)
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong else 1)
     if "--preflight" in args:
         preflight(ts or T_PINGPONG, per_call)
     if pingpong:
@@ -248,8 +232,6 @@ def main(argv=None):
         variants = [("sdpa cudnn", None, lambda: sdpa(torch.nn.attention.SDPBackend.CUDNN_ATTENTION, q, k, v, causal))]
         if pingpong:
             gluon = pingpong_variants(D, T, causal)
-        elif emu:
-            gluon = emu_variants(D, T, causal)
         else:
             variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
                              lambda: fh.flash_attention(q, k, v, o, causal)))

@@ -953,3 +953,32 @@ def test_one_warp_bar_claim_matches_the_class_logs():
         graded = re.findall(rf"-{kind}: (\d+/\d+)", text_)
         assert len(graded) == times and set(graded) == {score}, (kind, len(graded), set(graded))
     assert "graded 36 times" in note and "(39 times)" in note and "33 times" in note and "12 times" in note
+
+
+def test_ch04_exp2_on_the_fma_units():
+    """Section 7's lost idea: the polynomial's error (refitted here), and the ratios of run s13/f (medians of three
+    interleaved rounds, each variant against choose()'s config on the same shape)."""
+    import numpy as np
+    (err,) = quoted("ch04_flash_attention", r"polynomial of degree 3 \(largest relative error \$([\d.]+) \\cdot 10")
+    f = np.cos(np.linspace(0, np.pi, 2001)) * 0.5
+    y, a, w = 2.0 ** f, np.vander(f, 4, increasing=True), np.ones_like(f)
+    for _ in range(200):  # Lawson's iteration towards the least largest relative error
+        c = np.linalg.lstsq(a * (np.sqrt(w) / y)[:, None], y * np.sqrt(w) / y, rcond=None)[0]
+        w = w * np.abs(a @ c / y - 1)
+        w /= w.sum()
+    ff = np.linspace(-0.5, 0.5, 100001)
+    assert round(np.abs(np.polyval(c[::-1], ff) / 2 ** ff - 1).max() * 1e5, 1) == err
+    doc = load(f"{S13}/f/emu.json")
+    assert doc["device"] == H100 and load(f"{S13}/f/info.txt").splitlines()[0] == H100
+    ratios: dict = {}
+    base = {(r["D"], r["T"], r["causal"]): r["tflops"] for r in doc["records"] if r["variant"].startswith("choose ")}
+    assert len(base) == 12 and all(len(r["ms_rounds"]) == 3 for r in doc["records"] if "ms_rounds" in r)
+    for r in doc["records"]:
+        m = re.match(r"choose\+emu(\d) ", r["variant"])
+        if m:
+            ratios.setdefault(int(m.group(1)), []).append(r["tflops"] / base[(r["D"], r["T"], r["causal"])])
+    spans = {n: (f"{min(v):.2f}", f"{max(v):.2f}") for n, v in ratios.items()}
+    assert all(len(v) == 12 for v in ratios.values())
+    assert (f"one exponential in two on the FMA units made the kernel {spans[2][0]} to {spans[2][1]} times as fast, "
+            f"one in four {spans[4][0]} to {spans[4][1]} times, one in eight {spans[8][0]} to {spans[8][1]} times"
+            in flat("ch04_flash_attention"))

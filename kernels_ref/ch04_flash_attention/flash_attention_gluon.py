@@ -79,38 +79,6 @@ except ImportError:  # pragma: no cover - older triton
 
 LOG2E = 1.4426950408889634
 
-# exp2 partly on the FMA units (FlashAttention-4's trick; thirteenth session, untimed until a GPU run says so). At
-# D = 64 a score's two GEMMs take as long on the tensor cores as its exp2 on the special-function units (4 * 64 flops
-# at 4096 a clock an SM against one exp2 at 16 a clock an SM: 1/16 of a clock each), and the softmax's other
-# instructions share the FMA pipes, which have room. So one exp2 in every EMU is computed as 2^j * p(f): j = x
-# rounded to the nearest integer (adding and subtracting 1.5 * 2^23, which also leaves j in the sum's low bits),
-# f = x - j in [-1/2, 1/2], p a degree-3 polynomial fitted to 2^f for the least largest relative error (7.5e-5,
-# below bfloat16's half ulp of 2e-3, to which P is rounded before P V), and 2^j put in by adding j << 23 to p's
-# bits. x is clamped to -126 first, so a masked score (-inf) gives about 1e-38, nothing beside the row's maximum's 1.
-EXP2_POLY = (0.9999280720307989, 0.6932609877583413, 0.24261114787053045, 0.055171668754577234)
-
-
-def _ptx_f32(v: float) -> str:
-    import struct
-    return "0f%08X" % struct.unpack("<I", struct.pack("<f", v))[0]
-
-
-def emu_asm(pack: int) -> str:
-    """PTX for inline_asm_elementwise over `pack` consecutive values of a thread: the last by the polynomial, the
-    others by ex2.approx.ftz (the special-function unit). Outputs $0 .. $(pack-1), inputs $pack .. $(2 pack - 1)."""
-    c0, c1, c2, c3 = (_ptx_f32(c) for c in EXP2_POLY)
-    magic = _ptx_f32(12582912.0)
-    lines = ["{", ".reg .f32 ea, et, ej, ef, ep;", ".reg .b32 eb, ec;"]
-    for k in range(pack - 1):
-        lines.append(f"ex2.approx.ftz.f32 ${k}, ${pack + k};")
-    x, y = f"${2 * pack - 1}", f"${pack - 1}"
-    lines += [f"max.ftz.f32 ea, {x}, {_ptx_f32(-126.0)};", f"add.rn.ftz.f32 et, ea, {magic};",
-              f"sub.rn.ftz.f32 ej, et, {magic};", "sub.rn.ftz.f32 ef, ea, ej;",
-              f"fma.rn.ftz.f32 ep, ef, {c3}, {c2};", f"fma.rn.ftz.f32 ep, ep, ef, {c1};",
-              f"fma.rn.ftz.f32 ep, ep, ef, {c0};", "mov.b32 eb, et;", "shl.b32 eb, eb, 23;", "mov.b32 ec, ep;",
-              "add.s32 ec, ec, eb;", f"mov.b32 {y}, ec;", "}"]
-    return "\n".join(lines)
-
 
 class Config(NamedTuple):
     BLOCK_M: int        # query rows per CTA, split evenly over the consumer warpgroups (64 or 128 each)
@@ -120,12 +88,11 @@ class Config(NamedTuple):
     producer_regs: int = 24  # registers per thread of the TMA producer warp (setmaxnreg)
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
-    emu: int = 0  # 0, or one exp2 in every `emu` computed on the FMA units by a polynomial (_exp2: EMU_ASM)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
-                + ("-pp" if self.pingpong else "") + (f"-e{self.emu}" if self.emu else ""))
+                + ("-pp" if self.pingpong else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
@@ -311,7 +278,7 @@ if HAS_GLUON:
 
     @gluon.jit
     def _scores(q_smem, k_smem, bars, i, s_layout: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                NUM_STAGES: gl.constexpr, WG: gl.constexpr = 0, PINGPONG: gl.constexpr = False, EMU: gl.constexpr = 0):
+                NUM_STAGES: gl.constexpr, WG: gl.constexpr = 0, PINGPONG: gl.constexpr = False):
         """Issue S = Q Kᵀ (async) once the K tile of ring slot i has landed (and, ping-pong, once it is WG's
         turn: the caller passes the turn on after its GEMMs); returns the wgmma token."""
         k_ready = bars[1]
@@ -322,36 +289,16 @@ if HAS_GLUON:
         # K's tile is [BLOCK_N, D] in shared memory; its transposed view is the B operand (D x BLOCK_N).
         return warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
 
-    EMU_ASM_2: gl.constexpr = gl.constexpr(emu_asm(2))
-    EMU_ASM_4: gl.constexpr = gl.constexpr(emu_asm(4))
-    EMU_ASM_8: gl.constexpr = gl.constexpr(emu_asm(8))
-    EMU_CON_8: gl.constexpr = gl.constexpr(",".join(["=f"] * 8 + ["f"] * 8))
-
-    @gluon.jit
-    def _exp2(x, EMU: gl.constexpr):
-        """2^x; EMU 2, 4 or 8: one value in every EMU by the polynomial (emu_asm), the rest on the special-function
-        unit."""
-        if EMU == 2:
-            y = gl.inline_asm_elementwise(EMU_ASM_2, "=f,=f,f,f", [x], gl.float32, True, 2)
-        elif EMU == 4:
-            y = gl.inline_asm_elementwise(EMU_ASM_4, "=f,=f,=f,=f,f,f,f,f", [x], gl.float32, True, 4)
-        elif EMU == 8:
-            y = gl.inline_asm_elementwise(EMU_ASM_8, EMU_CON_8, [x], gl.float32, True, 8)
-        else:
-            gl.static_assert(EMU == 0, "EMU: 0, 2, 4 or 8")
-            y = gl.exp2(x)
-        return y
-
     @gluon.jit
     def _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout: gl.constexpr, BLOCK_N: gl.constexpr,
-                      MASKED: gl.constexpr, EMU: gl.constexpr = 0):
+                      MASKED: gl.constexpr):
         """Online-softmax update for the raw scores sc of key tile j: new max, P (fp32), alpha, new sum."""
         if MASKED:  # causal, a tile on the diagonal: keys after the query are -inf
             k_pos = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
             sc = gl.where(k_pos[None, :] <= q_pos[:, None], sc, -float("inf"))
         # Max of the raw scores, scaled after (BLOCK_M multiplies, not BLOCK_M * BLOCK_N); qk_scale > 0.
         m_new = gl.maximum(m_i, gl.max(sc, axis=1) * qk_scale)
-        p = _exp2(sc * qk_scale - m_new[:, None], EMU)  # one FMA + one exp2 per score
+        p = gl.exp2(sc * qk_scale - m_new[:, None])  # one FMA + one exp2 per score
         alpha = gl.exp2(m_i - m_new)  # m_i = -inf on the first tile: alpha = 0, no NaN (m_new is finite)
         l_i = l_i * alpha + gl.sum(p, axis=1)
         return p, m_new, l_i, alpha
@@ -360,7 +307,7 @@ if HAS_GLUON:
     def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi, base,
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
-                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr = 0):
+                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
         holds P_{lo-1} (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1.
         Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax outside it."""
@@ -380,7 +327,7 @@ if HAS_GLUON:
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
             mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED, EMU)
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
             mbarrier.arrive(v_empty.index(prev), count=1)
             acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
@@ -390,7 +337,7 @@ if HAS_GLUON:
     def _consume(o_desc, my_q, o_smem, k_smem, v_smem, bars, head_row, start, n_tiles, base, q_phase, qk_scale,
                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                 PINGPONG: gl.constexpr, EMU: gl.constexpr = 0):
+                 PINGPONG: gl.constexpr):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -420,16 +367,16 @@ if HAS_GLUON:
         _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
         mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-        p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL, EMU)
+        p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
         acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo, base,
                                    s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, PINGPONG, EMU)
+                                   NUM_CONSUMERS, PINGPONG)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, lo,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, PINGPONG, EMU)
+                                       WG, NUM_CONSUMERS, PINGPONG)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
@@ -454,7 +401,7 @@ if HAS_GLUON:
     def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base, q_phase, qk_scale,
                        WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr = 0):
+                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
         in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
         warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
@@ -471,7 +418,7 @@ if HAS_GLUON:
             if start < T:
                 _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
                          base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                         NUM_CONSUMERS, PINGPONG, EMU)
+                         NUM_CONSUMERS, PINGPONG)
             else:
                 n_done = 0
                 if PERSISTENT:
@@ -479,7 +426,7 @@ if HAS_GLUON:
         else:
             _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
                      base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                     NUM_CONSUMERS, PINGPONG, EMU)
+                     NUM_CONSUMERS, PINGPONG)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -501,17 +448,17 @@ if HAS_GLUON:
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr = 0):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
         _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, bars, head_row, row0, T, 0, 0, qk_scale,
-                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False, PINGPONG, EMU)
+                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False, PINGPONG)
 
     @gluon.jit
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, EMU: gl.constexpr = 0):
+                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -523,7 +470,7 @@ if HAS_GLUON:
                 if has:
                     base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base,
                                            c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL,
-                                           ROW_TAIL, True, PINGPONG, EMU)
+                                           ROW_TAIL, True, PINGPONG)
                     c += 1
         tma.store_wait(0)
 
@@ -544,7 +491,7 @@ if HAS_GLUON:
     def _fa3_forward_kernel(q_desc, k_desc, v_desc, o_desc, T, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                            ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False, EMU: gl.constexpr = 0):
+                            ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -579,16 +526,16 @@ if HAS_GLUON:
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -596,11 +543,11 @@ if HAS_GLUON:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG, EMU)),
+                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -610,7 +557,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, EMU: gl.constexpr = 0):
+                           PINGPONG: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -641,19 +588,16 @@ if HAS_GLUON:
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -661,14 +605,11 @@ if HAS_GLUON:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         EMU)),
+                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -691,7 +632,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, EMU=cfg.emu, num_warps=4)  # the default partition is consumer warpgroup 0
+                PINGPONG=cfg.pingpong, num_warps=4)  # the default partition is consumer warpgroup 0
 
 
 def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
