@@ -186,7 +186,9 @@ def main(argv):
     from course import timing
     t0 = time.time()
     out = argv[1]
-    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": []}
+    ptxas = report.pin_ptxas(None)  # one ptxas for every Triton kernel, as the report (torch.compile would switch)
+    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
+           "ptxas": ptxas}
     with tempfile.TemporaryDirectory() as tmp:
         for case, cands in CASES:
             if only and case.kernel not in only:

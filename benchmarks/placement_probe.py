@@ -97,7 +97,9 @@ def main(argv):
     from course import timing
     cases, rounds = (H200_GAPS, 3) if gaps else (CASES, 2)
     t0 = time.time()
-    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": []}
+    ptxas = report.pin_ptxas(None)  # one ptxas for every Triton kernel, as the report (torch.compile would switch)
+    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
+           "ptxas": ptxas}
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             inputs = report.make_inputs(case, "cuda")

@@ -5,7 +5,8 @@ untimed for WARM_S seconds, see warm) on the same inputs; bandwidth
 as a percentage of a device-to-device copy measured in the same run (before and after, the faster counts). Our
 kernel's output is first checked by its exercise against the float64 reference (a wrong one gets an error record).
 
-    python -m kernels_ref.report [--json PATH] [--no-render] [--only KERNEL,...] [--ptxas torch|triton]
+    python -m kernels_ref.report [--json PATH] [--no-render] [--ptxas torch|triton]
+    python -m kernels_ref.report --only KERNEL,... --json PATH --no-render [--ptxas torch|triton]
 
 Writes benchmarks/results/<gpu>.json (the format: autograder.bench_report), then the plots and BENCHMARKS.md's
 section from every report there. A peer that is not installed (Liger-Kernel: the `bench` extra, or its wheel) or
@@ -239,11 +240,22 @@ def checked(case: Case, inputs: dict, call):
     return AssertionError("wrong output: " + "; ".join(problems)[:250]) if problems else call
 
 
-ROUNDS = 3  # timed passes over a case's impls, interleaved and rotated (A B C, B C A, C A B); a record keeps the median
-# ROTATE: why each round starts one impl later. With a fixed order ours was always timed first and Liger-Kernel always
-# right after torch.compile; and what runs beside a kernel moves its reading: on an H100 (thirteenth session,
-# gpu_2026-11-27_s13/d) liger_gap_sweep.py read every softmax 16384 x 4096 bfloat16 impl at 96.2-96.6% of copy alone
-# and 99.4-100.1% with torch and torch.compile interleaved. Rotated, no impl holds one position in every round.
+ROUNDS = 3  # timed passes over a case's impls, interleaved, each in its own order (ORDER); a record keeps the median
+# ORDER: why every round shuffles the impls (a fixed shuffle per round, seeded: the same in every run). What runs
+# beside a kernel can move its reading: on an H100 (thirteenth session, gpu_2026-11-27_s13/d, best of two rounds)
+# liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at 96.2-96.6% of copy alone and 99.4-100.1% with
+# torch and torch.compile interleaved (mechanism not found). With one order for all rounds, ours was always timed
+# first and Liger-Kernel always right after torch.compile; a rotation (A B C, B C A, ...) would change the first
+# impl but keep every impl's neighbours. Shuffled, neither position nor neighbour is the same in every round.
+ORDER_SEED = 15
+
+
+def round_order(names: list, k: int) -> list:
+    """The order of round k: names shuffled by a generator seeded with (ORDER_SEED, k, len(names))."""
+    import random
+    order = list(names)
+    random.Random(f"{ORDER_SEED}-{k}-{len(names)}").shuffle(order)
+    return order
 
 
 def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[dict]:
@@ -254,9 +266,8 @@ def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[d
     0.90-1.21x and 0.85-1.09x cuDNN for the same attention kernel; tenth session, gpu_2026-11-26_s10/j and k)."""
     times: dict = {impl: [] for impl in impl_calls}
     errors: dict = {}
-    names = list(impl_calls)
     for k in range(rounds):
-        for impl in names[k % len(names):] + names[:k % len(names)]:  # round k starts at the k-th impl (ROTATE)
+        for impl in round_order(list(impl_calls), k):  # each round in its own order (ORDER)
             call = impl_calls[impl]
             if impl in errors:
                 continue
@@ -297,9 +308,10 @@ def _itemsize(dtype: str) -> int:
 
 
 PTXAS_CHOICES = ("torch", "triton")
-# Triton's own: the one students' kernels and Liger-Kernel's get in a process without torch.compile. Measured side by
-# side on an H100 (thirteenth session, gpu_2026-11-27_s13/b): softmax and norms within 0.4 points of copy either way
-# (torch.compile's kernels too), our attention 0-3.5% faster with Triton's (D128 T4096: 653 against 631 TFLOP/s).
+# Triton's own: the one students' kernels and Liger-Kernel's get in a process without torch.compile. Side by side on
+# an H100 (thirteenth session, gpu_2026-11-27_s13/b, one process per ptxas) no difference stood out of the noise: the
+# Triton kernels' softmax and norms within 0.4 points of copy, our attention 0.99-1.04x, cuDNN's (no ptxas of ours)
+# 0.99-1.03x between the same two processes.
 DEFAULT_PTXAS = "triton"
 
 
@@ -310,17 +322,18 @@ def ptxas_paths() -> dict:
             "triton": os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")}
 
 
-def pin_ptxas(choice: str) -> str | None:
-    """Make one ptxas compile every Triton kernel of this process; its path, or None where it is missing.
+def pin_ptxas(choice: str | None) -> str | None:
+    """Make one ptxas compile every Triton kernel of this process; its path, or None where the chosen one is
+    missing (then nothing is pinned: the caller stops).
     Why: torch.compile (inductor, on its first compile) sets TRITON_PTXAS_PATH to torch/bin/ptxas for the rest of
     the process, where it was unset. In a report that did not pin it, our first case's kernel and every kernel
     compiled before the first torch.compile call (ours, with Triton's ptxas) met the peers compiled after it
     (Liger-Kernel's, inductor's, with torch's): on the device's torch 2.11 / triton 3.6, CUDA 13.0's ptxas against
     12.8's. Inductor leaves a set TRITON_PTXAS_PATH alone, so pinning it before anything compiles makes it one for
-    all. A TRITON_PTXAS_PATH set by the caller wins over `choice`."""
-    if os.environ.get("TRITON_PTXAS_PATH"):
+    all. choice None: a TRITON_PTXAS_PATH the caller set, else DEFAULT_PTXAS; a named choice wins over it."""
+    if choice is None and os.environ.get("TRITON_PTXAS_PATH"):
         return os.environ["TRITON_PTXAS_PATH"]
-    path = ptxas_paths()[choice]
+    path = ptxas_paths()[choice or DEFAULT_PTXAS]
     if not os.access(path, os.X_OK):
         return None
     os.environ["TRITON_PTXAS_PATH"] = path
@@ -420,15 +433,17 @@ def main(argv=None) -> int:
     ap.add_argument("--no-render", action="store_true", help="write the JSON only (no plots, no BENCHMARKS.md)")
     ap.add_argument("--only", help="the cases of these kernels only (comma-separated: softmax, rmsnorm, layernorm, "
                                    "add_rmsnorm, layernorm_cuda, rmsnorm_cuda, attention_fwd); needs --json")
-    ap.add_argument("--ptxas", choices=PTXAS_CHOICES, default=DEFAULT_PTXAS,
-                    help=f"the ptxas of every Triton kernel of the run (default {DEFAULT_PTXAS}; see pin_ptxas)")
+    ap.add_argument("--ptxas", choices=PTXAS_CHOICES,
+                    help=f"the ptxas of every Triton kernel of the run (default: TRITON_PTXAS_PATH if set, else "
+                         f"{DEFAULT_PTXAS}'s; see pin_ptxas)")
     args = ap.parse_args(argv)
     cases = CASES
     if args.only:
         kernels = set(args.only.split(","))
         unknown = kernels - {c.kernel for c in CASES}
-        if unknown or not args.json:
-            ap.error(f"unknown kernels {sorted(unknown)}" if unknown else "--only writes a partial report: name --json")
+        if unknown or not args.json or not args.no_render:
+            ap.error(f"unknown kernels {sorted(unknown)}" if unknown else
+                     "--only writes a partial report: name --json and --no-render")
         cases = [c for c in CASES if c.kernel in kernels]
     if not course.GPU:
         print("the benchmark report needs a GPU; `flashcourse bench --render` rebuilds it from the committed JSON")
@@ -436,8 +451,12 @@ def main(argv=None) -> int:
     from course import timing
     gpu = torch.cuda.get_device_name()
     ptxas = pin_ptxas(args.ptxas)
+    if ptxas is None:
+        print(f"no {args.ptxas or DEFAULT_PTXAS} ptxas at {ptxas_paths()[args.ptxas or DEFAULT_PTXAS]}: name the other "
+              "(--ptxas) or set TRITON_PTXAS_PATH (one ptxas must compile every Triton kernel: see pin_ptxas)")
+        return 2
     print(f"{gpu}: {len(cases)} cases, impls timed with course.timing.bench; every Triton kernel compiled by "
-          f"{ptxas or 'Triton default ptxas'}", flush=True)
+          f"{ptxas}", flush=True)
     doc = run(cases, gpu=gpu, bench=timing.bench, copy_gbps=timing.copy_gbps,
               log=lambda s: print(s, flush=True))
     path = args.json or bench_report.report_path(gpu)

@@ -146,7 +146,8 @@ def test_a_record_is_the_median_of_interleaved_rounds():
         order.append(call())
         return next(ms[order[-1]])
     recs = report.measure(case, {"a": lambda: "a", "b": lambda: "b"}, bench, rounds=3)
-    assert order == ["a", "b", "b", "a", "a", "b"]  # interleaved, not a's three passes then b's; rotated by round
+    assert order == sum((report.round_order(["a", "b"], k) for k in range(3)), [])  # interleaved, each round in
+    assert sorted(order[:2]) == sorted(order[2:4]) == sorted(order[4:]) == ["a", "b"]  # its own order
     assert [r["ms_rounds"] for r in recs] == [[3.0, 1.0, 2.0], [5.0, 9.0, 4.0]]
     assert recs[0]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 2e-3 / 1e9)  # the median, 2.0 ms
     assert recs[1]["gbps"] == pytest.approx(2 * 8 * 64 * 4 / 5e-3 / 1e9)
@@ -257,13 +258,51 @@ def test_one_ptxas_is_pinned_before_anything_compiles(tmp_path, monkeypatch):
     assert report.pin_ptxas("triton") == str(fake) and os.environ["TRITON_PTXAS_PATH"] == str(fake)
     assert report._versions()["ptxas"] == "12.8.93" and report._versions()["ptxas_path"] == str(fake)
     monkeypatch.setenv("TRITON_PTXAS_PATH", "/the/callers/ptxas")
-    assert report.pin_ptxas("triton") == "/the/callers/ptxas"
+    assert report.pin_ptxas(None) == "/the/callers/ptxas"  # no choice named: the caller's
+    assert report.pin_ptxas("triton") == str(fake) == os.environ["TRITON_PTXAS_PATH"]  # a named one wins
+
+
+def test_the_rounds_change_every_impls_neighbours():
+    """report.round_order for the report's four impls and three rounds: every round a permutation; no impl is timed
+    right after the same impl (or first) in every round, and none holds one position in every round."""
+    names = ["flashcourse", "torch", "torch.compile", "liger"]
+    rounds = [report.round_order(names, k) for k in range(report.ROUNDS)]
+    assert all(sorted(r) == sorted(names) for r in rounds) and rounds == [report.round_order(names, k)
+                                                                          for k in range(report.ROUNDS)]
+    for impl in names:
+        before = {(r[r.index(impl) - 1] if r.index(impl) else None) for r in rounds}
+        assert len(before) > 1, (impl, rounds)
+        assert len({r.index(impl) for r in rounds}) > 1, (impl, rounds)
+
+
+def test_the_report_pins_ptxas_before_anything_runs(tmp_path, monkeypatch):
+    """report.main pins the ptxas before report.run compiles anything; a missing ptxas stops it."""
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(report, "ptxas_paths", lambda: {"triton": str(fake), "torch": str(tmp_path / "missing")})
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "")
+    monkeypatch.delenv("TRITON_PTXAS_PATH")
+    monkeypatch.setattr(report.course, "GPU", True)
+    monkeypatch.setattr(report.torch.cuda, "get_device_name", lambda: "Fake GPU")
+    seen = []
+
+    def fake_run(cases, **kw):
+        seen.append((os.environ.get("TRITON_PTXAS_PATH"), len(cases)))
+        return {"gpu": "Fake GPU", "date": "2026-11-27", "copy_gbps": 1.0, "versions": {}, "records": []}
+    monkeypatch.setattr(report, "run", fake_run)
+    monkeypatch.setattr(report.bench_report, "write", lambda doc, path: None)
+    out = str(tmp_path / "r.json")
+    assert report.main(["--only", "softmax", "--json", out, "--no-render", "--ptxas", "torch"]) == 2 and not seen
+    assert report.main(["--only", "softmax", "--json", out, "--no-render"]) == 0
+    assert seen == [(str(fake), sum(c.kernel == "softmax" for c in report.CASES))]
 
 
 def test_only_names_known_kernels_and_a_json(capsys):
-    for argv in (["--only", "softmax,nope", "--json", "x.json"], ["--only", "softmax"]):
+    for argv in (["--only", "softmax,nope", "--json", "x.json", "--no-render"], ["--only", "softmax", "--no-render"],
+                 ["--only", "softmax", "--json", "x.json"]):
         with pytest.raises(SystemExit) as e:
             report.main(argv)
         assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "unknown kernels ['nope']" in err and "name --json" in err
+    assert "unknown kernels ['nope']" in err and err.count("name --json and --no-render") == 2
