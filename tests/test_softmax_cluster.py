@@ -123,8 +123,9 @@ def test_a_nan_in_a_part_of_minus_infinities_makes_the_row_nan(dtype, cfg):
 def test_bfloat16_magnitudes_past_the_fma_exponent(cols):
     """SC_FAST's FMA exponent (x log2 e - m log2 e) loses half an ulp of m log2 e and overflows past 2.4e38, which
     bfloat16 reaches: a block (or row) whose maximum is 2^14 or more takes the exact difference. Rows of maxima 3e38,
-    1e5 and -1e30, and one whose first block's part is all -3e38 (that block exact, the row's output pass not),
-    against float64 within bfloat16's tolerance (1e-2 relative)."""
+    1e5 and -1e30, one whose first block's part is all -3e38 (that block exact, the row's output pass not), one with
+    a block at 2e4, and one whose maximum is 16256, the FMA form's worst case; against float64 within bfloat16's
+    tolerance (1e-2 relative)."""
     g = torch.Generator().manual_seed(cols)
     x = (torch.randn(6, cols, generator=g) * 3).to(torch.bfloat16).float()
     x[0] = 3.0e38 - x[0].abs() * 1e37  # maxima at 3e38, the rest 1e37 apart or more: one-hot where the max is
@@ -132,6 +133,8 @@ def test_bfloat16_magnitudes_past_the_fma_exponent(cols):
     x[2] -= 1.0e30
     x[3, : cols // 8] = -3.0e38
     x[4, : cols // 8] = 2.0e4  # a block at 2e4 (past 2^14), the rest small: the row's maximum takes the exact path
+    x[5] = 16256.0 - 64.0 * (x[5].abs() / 3).round()  # maxima just below 2^14 (bfloat16 steps of 64): the FMA form
+    # at its largest error (about 1e-3 a rounded term), ties at the maximum
     x = x.to(torch.bfloat16).cuda()
     y = torch.full_like(x, float("nan"))
     sc.softmax_cluster(x, y)
