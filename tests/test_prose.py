@@ -675,7 +675,12 @@ def test_ch03_cluster_fewer_instructions():
     spans = [_span([round(r["pct"], 1) for r in a["records"] if r["impl"] == "candidate" and r["shape"] == LONG_BF16[0]
                     and r["dtype"] == "bfloat16" and r["config"] == cfg]) for cfg in (k16f, dict(k16f, min_blocks=5))]
     b_mb5 = _span(_rounds("b", H100, "candidate", LONG_BF16, dict(k16f, min_blocks=5)))
-    assert f"they read {spans[0]}% and {spans[1]}%, where run `b` had read {b_mb5}% with the attribute" in txt
+    b13 = load(f"{S13}/b/cluster.json")
+    assert b13["gpu"] == H100 and load(f"{S13}/b/info.txt").splitlines()[0] == H100
+    again = _span([round(r["pct"], 1) for r in b13["records"] if r["impl"] == "candidate"
+                   and r["shape"] == LONG_BF16[0] and r["config"] == dict(k16f, min_blocks=5)])
+    assert (f"they read {spans[0]}% and {spans[1]}%, and the second {again}% in another run the same day (`s13/b`); "
+            f"before the guard, run `gpu_2026-11-27_s12/b` had read {b_mb5}% with the attribute") in txt
     # the sweeps
     k16 = {"cluster": 8, "threads": 128, "vec": 16}
     x32 = {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True}
