@@ -241,21 +241,20 @@ def checked(case: Case, inputs: dict, call):
 
 
 ROUNDS = 3  # timed passes over a case's impls, interleaved, each in its own order (ORDER); a record keeps the median
-# ORDER: why every round shuffles the impls (a fixed shuffle per round, seeded: the same in every run). What runs
-# beside a kernel can move its reading: on an H100 (thirteenth session, gpu_2026-11-27_s13/d, best of two rounds)
-# liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at 96.2-96.6% of copy alone and 99.4-100.1% with
-# torch and torch.compile interleaved (mechanism not found). With one order for all rounds, ours was always timed
-# first and Liger-Kernel always right after torch.compile; a rotation (A B C, B C A, ...) would change the first
-# impl but keep every impl's neighbours. Shuffled, neither position nor neighbour is the same in every round.
-ORDER_SEED = 15
+# ORDER: why the rounds change the impls' order. What runs beside a kernel can move its reading: on an H100 (thirteenth
+# session, gpu_2026-11-27_s13/d, best of two rounds) liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at
+# 96.2-96.6% of copy alone and 99.4-100.1% with torch and torch.compile interleaved (mechanism not found). With one
+# order for all rounds, ours was always timed first and Liger-Kernel always right after torch.compile; a rotation
+# (A B C, B C A, ...) changes the first impl but keeps every impl's neighbours, and a seeded shuffle left cuDNN right
+# after ours in all three attention rounds. round_order: as given, reversed, rotated by half, and so on.
 
 
 def round_order(names: list, k: int) -> list:
-    """The order of round k: names shuffled by a generator seeded with (ORDER_SEED, k, len(names))."""
-    import random
-    order = list(names)
-    random.Random(f"{ORDER_SEED}-{k}-{len(names)}").shuffle(order)
-    return order
+    """The order of round k: names, reversed in odd rounds, rotated by k // 2 half-lengths. For 2 to 4 impls and 3
+    rounds no impl holds one position, or follows one impl, in every round (tests/test_bench_report.py)."""
+    shift = (k // 2) * max(len(names) // 2, 1) % max(len(names), 1)
+    order = list(names[shift:]) + list(names[:shift])
+    return order[::-1] if k % 2 else order
 
 
 def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[dict]:
