@@ -586,10 +586,13 @@ SPLIT_F32 = {"kernel": "split", "chunk": 16384, "warps": 4, "per_sm": 3, "hold":
 TWO_READ_BF16 = {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8, "per_sm": 3}
 
 
-def _rounds(run: str, gpu: str, impl: str, shape_dtype, config: dict) -> list[float]:
-    """Every round's % of copy of one impl and config in the twelfth session's cluster sweep `run`."""
-    data = load(f"{S12}/{run}/cluster.json")
-    assert data["gpu"] == gpu and load(f"{S12}/{run}/gpu.txt").strip() == gpu
+def _rounds(run: str, gpu: str, impl: str, shape_dtype, config: dict, session: str = S12) -> list[float]:
+    """Every round's % of copy of one impl and config in a cluster sweep: run `run` of `session` (the twelfth's
+    unless named), whose gpu.txt (or info.txt's first line) names `gpu`."""
+    data = load(f"{session}/{run}/cluster.json")
+    named = f"{session}/{run}/gpu.txt" if os.path.exists(os.path.join(ROOT, session, run, "gpu.txt")) else \
+        f"{session}/{run}/info.txt"
+    assert data["gpu"] == gpu and load(named).splitlines()[0].strip() == gpu
     out = [round(r["pct"], 1) for r in data["records"] if r["impl"] == impl and r["shape"] == shape_dtype[0]
            and r["dtype"] == shape_dtype[1] and r["config"] == config]
     assert len(out) == 2, (run, impl, shape_dtype, config)  # two interleaved rounds
@@ -670,15 +673,9 @@ def test_ch03_cluster_fewer_instructions():
     assert [registers(now[0]), registers(now[5])] == [unasked, with5]
     assert {65536 // (128 * (-(-r // 8) * 8)) for r in (unasked, with5)} == {5}
     k16f = {"cluster": 8, "threads": 128, "vec": 16, "fast": True}
-    a = load(f"{S13}/a/cluster.json")
-    assert a["gpu"] == H100 and load(f"{S13}/a/gpu.txt").strip() == H100
-    spans = [_span([round(r["pct"], 1) for r in a["records"] if r["impl"] == "candidate" and r["shape"] == LONG_BF16[0]
-                    and r["dtype"] == "bfloat16" and r["config"] == cfg]) for cfg in (k16f, dict(k16f, min_blocks=5))]
+    spans = [_span(_rounds("a", H100, "candidate", LONG_BF16, cfg, S13)) for cfg in (k16f, dict(k16f, min_blocks=5))]
     b_mb5 = _span(_rounds("b", H100, "candidate", LONG_BF16, dict(k16f, min_blocks=5)))
-    b13 = load(f"{S13}/b/cluster.json")
-    assert b13["gpu"] == H100 and load(f"{S13}/b/info.txt").splitlines()[0] == H100
-    again = _span([round(r["pct"], 1) for r in b13["records"] if r["impl"] == "candidate"
-                   and r["shape"] == LONG_BF16[0] and r["config"] == dict(k16f, min_blocks=5)])
+    again = _span(_rounds("b", H100, "candidate", LONG_BF16, dict(k16f, min_blocks=5), S13))
     assert (f"they read {spans[0]}% and {spans[1]}%, and the second {again}% in another run the same day (`s13/b`); "
             f"before the guard, run `gpu_2026-11-27_s12/b` had read {b_mb5}% with the attribute") in txt
     # the sweeps
