@@ -431,7 +431,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="where the report goes (default: benchmarks/results/<gpu>.json)")
     ap.add_argument("--no-render", action="store_true", help="write the JSON only (no plots, no BENCHMARKS.md)")
     ap.add_argument("--only", help="the cases of these kernels only (comma-separated: softmax, rmsnorm, layernorm, "
-                                   "add_rmsnorm, layernorm_cuda, rmsnorm_cuda, attention_fwd); needs --json")
+                                   "add_rmsnorm, layernorm_cuda, rmsnorm_cuda, attention_fwd); needs --json and "
+                                   "--no-render")
     ap.add_argument("--ptxas", choices=PTXAS_CHOICES,
                     help=f"the ptxas of every Triton kernel of the run (default: TRITON_PTXAS_PATH if set, else "
                          f"{DEFAULT_PTXAS}'s; see pin_ptxas)")
