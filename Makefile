@@ -18,8 +18,8 @@ install: $(STAMP)
 
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q torch==2.13.0 $(TORCH_ARGS)
-	$(BIN)/python -m pip install -q triton==3.7.1 -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-cache-dir torch==2.13.0 $(TORCH_ARGS)
+	$(BIN)/python -m pip install -q --no-cache-dir triton==3.7.1 -e ".[dev]"
 	rm -f $(VENV)/.installed-* && touch $@
 
 # The student view: the whole course (server root = repository root), chapter 1 opened, nbgrader's

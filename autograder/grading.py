@@ -50,6 +50,12 @@ class LocalRunner:
         from . import execute
         return execute.op_bench_collect(ex)
 
+    def seal(self) -> bool:  # trusted code in this process: its outputs are not in a lent arena
+        return False
+
+    def unseal(self) -> None:
+        return None
+
     def memory(self, ex: Exercise, inputs: dict) -> dict:
         from . import execute
         execute.precheck(ex, self.ns)
@@ -269,10 +275,22 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     t0 = time.perf_counter()
     runner.bench_go(ex, rounds)
     wall = time.perf_counter() - t0
+    # The runner's answer stops the clock, and it answers when it says its GPU is done; that is its word. The judge
+    # checks it: the outputs of the batch lie in the arena it lent, and it fills that arena with a seal now. If the
+    # runner's GPU was still running the batch, its kernels overwrite some of the seal while the judge measures its
+    # roofline again, and the judge sees it after collecting (then the outputs are put back and verified as usual).
+    runner.seal()
     lap("timed_batch")
-    after = _roofline_s(ex, sets, shape, rounds)
-    lap("roofline")
-    reply = runner.bench_collect(ex)
+    try:
+        after = _roofline_s(ex, sets, shape, rounds)
+        lap("roofline")
+        reply = runner.bench_collect(ex)
+    finally:
+        late = runner.unseal()
+    if late:
+        raise Failure("the runner answered the timed batch while its GPU was still running it (outputs were written "
+                      "after the answer, so the judge's clock stopped early): the wait for the GPU was skipped or "
+                      "forged")
     lap("collect")
     outs = reply["out"]
     if not isinstance(outs, list) or len(outs) != n_sets:

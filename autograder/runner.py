@@ -569,6 +569,34 @@ UNASKED = ("the grader's process sent an answer nobody asked for (your code wrot
            "a submission may not answer the judge for the grader; this check fails")
 
 
+# A byte the judge writes over the output arena once the runner has answered a timed batch: an honest runner
+# waited for its GPU before it answered, so nothing of it writes there afterwards (autograder.grading).
+SEAL = 0xA5
+
+
+def seal(block):
+    """Keep a copy of a lent output arena (a uint8 tensor), then fill it with SEAL and wait for that."""
+    saved = block.clone()
+    block.fill_(SEAL)
+    _wait(block)
+    return saved
+
+
+def unseal(block, saved) -> bool:
+    """Whether anything wrote into the arena since seal(); its contents (the outputs) are put back."""
+    _wait(block)
+    late = bool((block != SEAL).any())
+    block.copy_(saved)
+    _wait(block)
+    return late
+
+
+def _wait(t) -> None:
+    if t.is_cuda:
+        import torch
+        torch.cuda.synchronize(t.device)
+
+
 class Session:
     """One submission, one warm runner, any number of checks (each decided by the judge here)."""
 
@@ -584,6 +612,7 @@ class Session:
         self.n = 0
         self.sent = 0  # bytes of the largest inputs sent (an answer's buffers are capped from it)
         self.no_lending = False  # True once lending GPU buffers to this session's runner failed: files
+        self.sealed = None  # (arena, its saved contents) while a timed batch's outputs are sealed
 
     # -- the runner's life --
     def _start(self) -> None:
@@ -885,6 +914,21 @@ class _Remote:
 
     def bench_collect(self, ex):
         return self.s.request("bench_collect", ex, {}, self.deadline)
+
+    def seal(self) -> bool:
+        """Seal the output arena lent with bench_prepare (see runner.seal), if there is one (none where this
+        judge sends buffers as files: then nothing is sealed, and unseal says None)."""
+        p = self.s.proc
+        self.s.sealed = None
+        if p is None or p.arena is None:
+            return False
+        self.s.sealed = (p.arena[0], seal(p.arena[0]))
+        return True
+
+    def unseal(self) -> bool | None:
+        """Whether the runner's GPU wrote into the sealed arena (see runner.unseal); None if nothing was sealed."""
+        sealed, self.s.sealed = self.s.sealed, None
+        return None if sealed is None else unseal(*sealed)
 
     def memory(self, ex, inputs):
         return self.s.request("memory", ex, inputs, self.deadline)

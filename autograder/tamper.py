@@ -1,10 +1,19 @@
 """Monkeypatching guard for the worker: the submission runs in the grader's process, so it could
 replace torch.isnan, numpy.abs or the grader's own functions. A Snapshot taken before the
 submission's code runs notices any such replacement, puts the original back, and the check fails.
+
+A replacement may also keep the name and change what is behind it: a function's code object or
+defaults swapped in place (`course.timing.bench.__code__ = ...`), or a method of a class the runner
+relies on (torch.cuda.Event.elapsed_time, torch.cuda.CUDAGraph.replay), replaced or shadowed by one
+added to a subclass. The Snapshot watches those too. The verdict does not rest on any of this (the
+judge verifies outputs in its own process and times on its own clock); it turns an attempt into a
+clear message, and keeps the runner's own code (the timed batch's replay and its final wait for the
+GPU, autograder.execute) what the judge sent it to run.
 """
 from __future__ import annotations
 
 import sys
+import types
 
 # Modules (and their attributes) that grading relies on.
 WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.testing", "course",
@@ -14,10 +23,29 @@ WATCHED = ("builtins", "math", "numpy", "torch", "torch.nn.functional", "torch.t
            "autograder.exercises.ch04_flash_attention",
            "autograder.exercises.ch05_fused_norms", "autograder.exercises.ch06_low_precision", "tracemalloc",
            "autograder.submission", "autograder.worker", "autograder.execute", "autograder.wire", "json")
+# Modules of others where only what can be called is compared: their data may change as they work
+# (torch.cuda sets _initialized and default_generators when CUDA starts); their functions may not.
+CALLABLES_ONLY = ("torch.cuda",)
 
 
 class Tampered(Exception):
     pass
+
+
+def _is_callable(v) -> bool:
+    return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type))
+
+
+def _functions(owner: str, ns: dict):
+    """(label, function) for each Python function in a namespace (static and class methods unwrapped)."""
+    for k, v in ns.items():
+        v = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v
+        if isinstance(v, types.FunctionType):
+            yield f"{owner}.{k}", v
+
+
+def _insides(fn) -> tuple:
+    return fn.__code__, fn.__defaults__, fn.__kwdefaults__
 
 
 class Snapshot:
@@ -26,8 +54,17 @@ class Snapshot:
 
         from . import registry
         self.modules = {n: dict(vars(sys.modules[n])) for n in WATCHED if n in sys.modules}
+        self.modules.update({n: {k: v for k, v in vars(sys.modules[n]).items() if _is_callable(v)}
+                             for n in CALLABLES_ONLY if n in sys.modules})
         from . import execute
-        self.classes = {c: dict(vars(c)) for c in (torch.Tensor, execute.Outputs, execute._Reuse)}
+        classes = [torch.Tensor, execute.Outputs, execute._Reuse]
+        for c in (torch.cuda.Event, torch.cuda.CUDAGraph):  # and their bases (torch._C's): what timing calls
+            classes += [b for b in c.__mro__ if b is not object]
+        self.classes = {c: dict(vars(c)) for c in classes}
+        # what is inside each watched function (a swapped code object keeps the function's identity)
+        found = [f for n, saved in self.modules.items() for f in _functions(n, saved)]
+        found += [f for c, saved in self.classes.items() for f in _functions(c.__name__, saved)]
+        self.insides = {id(fn): (label, fn, _insides(fn)) for label, fn in found}
         self.exercises = {ex.id: (ex, dict(vars(ex))) for ex in registry.all_exercises()}
         self.registry = dict(registry._EXERCISES)
 
@@ -50,6 +87,14 @@ class Snapshot:
                 if cls.__dict__.get(k, _MISSING) is not v:
                     changed.append(f"{cls.__name__}.{k}")
                     setattr(cls, k, v)
+            for k in [k for k in cls.__dict__ if k not in saved]:  # added: it would shadow a base's
+                if any(k in vars(b) for b in cls.__mro__[1:]):
+                    changed.append(f"{cls.__name__}.{k}")
+                    delattr(cls, k)
+        for label, fn, saved in self.insides.values():
+            if any(a is not b for a, b in zip(_insides(fn), saved)):
+                changed.append(f"{label} (its code)")
+                fn.__code__, fn.__defaults__, fn.__kwdefaults__ = saved
         for ex_id, (ex, saved) in self.exercises.items():
             for k, v in saved.items():
                 if k == "run" and getattr(vars(ex).get(k), "__wrapped_run__", None) is v:

@@ -581,3 +581,111 @@ def test_a_forged_ok_answer_marked_fatal_is_still_channel_checked():
     assert not first.passed, first.message
     assert "took the grader's reply channel" in first.message, first.message
     assert good.passed, good.message
+
+
+def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
+    """What keeps a name but changes what is behind it: a function's code object or defaults swapped in place, a
+    method of CUDA's Event or CUDAGraph replaced, or shadowed by one added to a subclass. All are put back and named;
+    data that torch.cuda changes as it works (not callables) is not tampering."""
+    import torch
+
+    from autograder.tamper import Snapshot
+    from course import timing
+    snap = Snapshot()
+    code, defaults = timing.bench.__code__, timing.bench.__defaults__
+    elapsed = torch.cuda.Event.__dict__["elapsed_time"]
+    initialized = torch.cuda._initialized
+    try:
+        timing.bench.__code__ = (lambda fn, *a, **k: 1e-6).__code__
+        timing.bench.__defaults__ = (1,) * len(defaults or ())
+        torch.cuda.Event.elapsed_time = lambda self, end: 1e-6
+        torch.cuda.CUDAGraph.capture_begin = lambda self, *a, **k: None
+        torch.cuda._initialized = not initialized  # data: torch.cuda's own business
+        changed = snap.restore()
+        assert timing.bench.__code__ is code and timing.bench.__defaults__ is defaults
+        assert torch.cuda.Event.__dict__["elapsed_time"] is elapsed
+        assert vars(torch.cuda.CUDAGraph)["capture_begin"] is snap.classes[torch.cuda.CUDAGraph]["capture_begin"]
+        assert "course.timing.bench (its code)" in changed and "Event.elapsed_time" in changed, changed
+        assert "CUDAGraph.capture_begin" in changed, changed
+        assert not any("_initialized" in c for c in changed), changed
+        assert snap.restore() == []  # all put back: nothing more to say
+
+        class Base:  # (on a GPU build, torch._C's event and graph types are the bases of Event and CUDAGraph)
+            def replay(self):
+                return "real"
+
+        class Graph(Base):
+            pass
+        snap.classes[Graph] = dict(vars(Graph))
+        Graph.replay = lambda self: "forged"  # added to the subclass: it shadows the base's
+        Graph.helper = lambda self: "new"  # shadows nothing: a submission's own business
+        assert snap.restore() == ["Graph.replay"] and Graph().replay() == "real" and Graph().helper() == "new"
+    finally:
+        torch.cuda._initialized = initialized
+        timing.bench.__code__, timing.bench.__defaults__ = code, defaults
+        torch.cuda.Event.elapsed_time = elapsed
+
+
+def test_a_sealed_arena_tells_a_write_after_the_answer():
+    """The judge seals the output arena once the runner has answered a timed batch; a write after that (a runner whose
+    GPU was still running the batch) shows, and either way the outputs are put back for verification."""
+    import torch
+    block = torch.arange(4096, dtype=torch.int64).to(torch.uint8)
+    before = block.clone()
+    saved = runner.seal(block)
+    assert bool((block == runner.SEAL).all())
+    assert runner.unseal(block, saved) is False and torch.equal(block, before)
+    saved = runner.seal(block)
+    block[1000:1004] = 7  # the runner's kernel, still writing
+    assert runner.unseal(block, saved) is True and torch.equal(block, before)
+
+
+def test_the_timed_batch_replays_and_waits_with_what_was_bound_before_the_submission():
+    """execute.replay calls the wait and CUDAGraph.replay bound first (bind_primitives), on the graph itself: a
+    `replay` attribute a submission gave the graph object, or a torch.cuda.synchronize it replaced later, is never
+    called."""
+    from autograder import execute
+    calls = []
+
+    class Graph:
+        pass
+    graph = Graph()
+    graph.replay = lambda: calls.append("forged replay")
+    saved = execute._PRIMITIVES
+    execute._PRIMITIVES = (lambda: calls.append("wait"), lambda g: calls.append(("replay", g)))
+    try:
+        execute.replay(graph, [], 3)
+        assert calls == ["wait"] + [("replay", graph)] * 3 + ["wait"], calls
+    finally:
+        execute._PRIMITIVES = saved
+
+
+@needs_gpu
+def test_a_runner_answering_before_its_gpu_is_done_is_caught_by_the_seal():
+    """Past the tamper check: plain launches (the wrapper refuses to be captured in a graph), and in the timed loop
+    the wrapper finds the runner's replay frame and swaps its local `wait` for one that does not wait (ctypes), so
+    the runner answers as soon as the batch is queued. The judge's seal over the output arena sees the batch's
+    kernels still writing after the answer: the check fails, and says why."""
+    cheat = _triton("""
+        import ctypes
+        import sys
+
+        def _no_wait():
+            return None
+
+        def softmax_triton(x, y):
+            if torch.cuda.is_current_stream_capturing():
+                raise RuntimeError("plain launches, please")
+            launch(x, y)
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_name != "replay":
+                f = f.f_back
+            if f is not None and f.f_locals.get("wait") is not _no_wait:
+                f.f_locals["wait"] = _no_wait  # Python 3.13 and later: written through
+                if hasattr(ctypes.pythonapi, "PyFrame_LocalsToFast"):  # 3.12 and earlier
+                    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(f), ctypes.c_int(0))
+    """)
+    with Session([GOOD, cheat]) as s:
+        r = s.check("ch01.softmax_triton", "bandwidth")
+        assert not r.passed and "still running" in r.message, r.message
+        assert s.check("ch01.safe_softmax", "correctness").passed

@@ -1,8 +1,10 @@
 """Attack: a slow kernel (one warp a row) whose cell forges the clocks a process could time it with, in ways that
-keep the names in place (the worker restores and reports replaced attributes): CUDA events' elapsed_time on the
-class, and course.timing's bench and copy_gbps by swapping their code objects. The judge times the runner's batch on
-its own clock, in its own process (grading.measure_bandwidth), and divides by its own copy, so the forged clocks
-change nothing: the kernel must lose its bandwidth points, and only those (its outputs are right)."""
+keep the names in place: CUDA events' elapsed_time on the class, and course.timing's bench and copy_gbps by swapping
+their code objects. The judge times the runner's batch on its own clock, in its own process
+(grading.measure_bandwidth), and divides by its own copy, so the forged clocks could change nothing; and the
+runner's tamper check, which compares what is inside each watched function and each method of CUDA's Event as well
+as the names, finds all three when the cell has run and puts them back: the cell counts as tampered, and the
+exercise loses all its points, as every monkeypatching submission does (triton_monkeypatch)."""
 EXERCISE = "ch01.softmax_triton"
 CELL = "softmax_triton"
 PATCH = [("def softmax_triton(x, y):",
@@ -13,4 +15,4 @@ PATCH = [("def softmax_triton(x, y):",
           "_timing.copy_gbps.__code__ = (lambda *a, **k: 1.0).__code__  # a copy at 1 GB/s to divide by\n\n\n"
           "def softmax_triton(x, y):"),
          ("num_warps = 4 if BLOCK <= 2048 else (8 if BLOCK <= 8192 else 16)", "num_warps = 1")]
-LOSES = ["test_softmax_triton_bandwidth"]
+LOSES = ["test_softmax_triton", "test_softmax_triton_hidden", "test_softmax_triton_bandwidth"]
