@@ -249,7 +249,8 @@ def precheck(ex: Exercise, ns: dict) -> None:
 
 def _sync() -> None:
     if mode.GPU:
-        bind_primitives()[0]()
+        import torch
+        torch.cuda.synchronize()
 
 
 def op_run(ex: Exercise, ns: dict, inputs: dict, do_audit: bool) -> dict:

@@ -193,7 +193,8 @@ def _serve(req: dict, ns: dict, snap, directory: str) -> dict:
         _ARENA_OF[ex.id] = arena
     execute.ARENA[0] = None
     if arena is not None:  # the judge reads the arena when this answer comes: the GPU must be done with it
-        execute.bind_primitives()[0]()
+        import torch
+        torch.cuda.synchronize()
 
     def place(b, i):
         off = arena.offset_of(b) if arena is not None else None
