@@ -306,15 +306,16 @@ _PRIMITIVES: tuple | None = None  # (wait for the GPU, replay a graph): bound be
 
 def bind_primitives() -> tuple:
     """The two things the judge's clock around a timed batch relies on, bound once: the C function
-    that waits for the device (torch.cuda.synchronize minus its Python wrapper) and CUDAGraph's own
-    replay, called on the graph (an attribute the submission set on the graph object does not count).
+    that waits for the device (torch.cuda.synchronize minus its Python wrapper) and the C replay of
+    torch._C._CUDAGraph, called on the graph (an attribute the submission set on the graph object, a
+    `replay` or the `_tracker` that torch's Python replay consults, does not count).
     The worker binds them before its tamper Snapshot and the submission's code; the Snapshot then
     watches this module's _PRIMITIVES (a tuple: replaced, it is put back) and the rest."""
     global _PRIMITIVES
     if _PRIMITIVES is None:
         import torch
         _PRIMITIVES = (getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize,
-                       torch.cuda.CUDAGraph.replay)
+                       getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None) or torch.cuda.CUDAGraph.replay)
     return _PRIMITIVES
 
 

@@ -238,7 +238,9 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     reported as the overhead, never subtracted, since the runner could slow it down on purpose).
     The roofline (a copy of as many bytes, or PyTorch's operator) is measured by the judge in its own
     process the same way, before and after (for a copy also with CUDA events, L2 flushed: the fastest
-    of these counts). Finally every output of the timed batch is verified."""
+    of these counts); the output arena is sealed while the second one runs (runner.seal: a runner
+    that answered before its GPU was done is caught writing). Finally every output of the timed batch
+    is verified."""
     import math
     import time
     if isinstance(runner, dict):
@@ -278,19 +280,20 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     # The runner's answer stops the clock, and it answers when it says its GPU is done; that is its word. The judge
     # checks it: the outputs of the batch lie in the arena it lent, and it fills that arena with a seal now. If the
     # runner's GPU was still running the batch, its kernels overwrite some of the seal while the judge measures its
-    # roofline again, and the judge sees it after collecting (then the outputs are put back and verified as usual).
+    # roofline again, and the judge sees it when it unseals (then the outputs are put back). Unsealed before the
+    # collect, whose answer's outputs are read out of the arena (the runner stays frozen between its requests).
     runner.seal()
     lap("timed_batch")
     try:
         after = _roofline_s(ex, sets, shape, rounds)
-        lap("roofline")
-        reply = runner.bench_collect(ex)
     finally:
         late = runner.unseal()
+    lap("roofline")
     if late:
         raise Failure("the runner answered the timed batch while its GPU was still running it (outputs were written "
                       "after the answer, so the judge's clock stopped early): the wait for the GPU was skipped or "
                       "forged")
+    reply = runner.bench_collect(ex)
     lap("collect")
     outs = reply["out"]
     if not isinstance(outs, list) or len(outs) != n_sets:

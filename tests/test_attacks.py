@@ -592,20 +592,26 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
     from autograder.tamper import Snapshot
     from course import timing
     snap = Snapshot()
-    code, defaults = timing.bench.__code__, timing.bench.__defaults__
+    code, kwdefaults = timing.bench.__code__, timing.bench.__kwdefaults__
+    copy_defaults = timing.row_sweep.__defaults__
+    assert kwdefaults and copy_defaults  # what the swaps below replace
     elapsed = torch.cuda.Event.__dict__["elapsed_time"]
+    capture_begin = vars(torch.cuda.CUDAGraph)["capture_begin"]
     initialized = torch.cuda._initialized
     try:
         timing.bench.__code__ = (lambda fn, *a, **k: 1e-6).__code__
-        timing.bench.__defaults__ = (1,) * len(defaults or ())
+        timing.bench.__kwdefaults__ = {k: 1 for k in kwdefaults}
+        timing.row_sweep.__defaults__ = (1,) * len(copy_defaults)
         torch.cuda.Event.elapsed_time = lambda self, end: 1e-6
         torch.cuda.CUDAGraph.capture_begin = lambda self, *a, **k: None
         torch.cuda._initialized = not initialized  # data: torch.cuda's own business
         changed = snap.restore()
-        assert timing.bench.__code__ is code and timing.bench.__defaults__ is defaults
+        assert timing.bench.__code__ is code and timing.bench.__kwdefaults__ is kwdefaults
+        assert timing.row_sweep.__defaults__ is copy_defaults
         assert torch.cuda.Event.__dict__["elapsed_time"] is elapsed
         assert vars(torch.cuda.CUDAGraph)["capture_begin"] is snap.classes[torch.cuda.CUDAGraph]["capture_begin"]
         assert "course.timing.bench (its code)" in changed and "Event.elapsed_time" in changed, changed
+        assert "course.timing.row_sweep (its code)" in changed, changed
         assert "CUDAGraph.capture_begin" in changed, changed
         assert not any("_initialized" in c for c in changed), changed
         assert snap.restore() == []  # all put back: nothing more to say
@@ -622,8 +628,10 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
         assert snap.restore() == ["Graph.replay"] and Graph().replay() == "real" and Graph().helper() == "new"
     finally:
         torch.cuda._initialized = initialized
-        timing.bench.__code__, timing.bench.__defaults__ = code, defaults
+        timing.bench.__code__, timing.bench.__kwdefaults__ = code, kwdefaults
+        timing.row_sweep.__defaults__ = copy_defaults
         torch.cuda.Event.elapsed_time = elapsed
+        torch.cuda.CUDAGraph.capture_begin = capture_begin
 
 
 def test_a_sealed_arena_tells_a_write_after_the_answer():
@@ -638,6 +646,27 @@ def test_a_sealed_arena_tells_a_write_after_the_answer():
     saved = runner.seal(block)
     block[1000:1004] = 7  # the runner's kernel, still writing
     assert runner.unseal(block, saved) is True and torch.equal(block, before)
+
+
+def test_the_judge_unseals_the_arena_before_it_reads_the_outputs_out_of_it():
+    """Why measure_bandwidth unseals before it collects: the collect's outputs are read out of the lent arena (the
+    wire takes its own copy there), so read while sealed they would be the seal; read after, the outputs."""
+    import types
+
+    import torch
+
+    from autograder import wire
+    block = torch.zeros(1 << 16, dtype=torch.uint8)
+    block[:16].view(torch.float32)[:] = 1.0  # an output of four ones at the start of the arena
+    session = types.SimpleNamespace(proc=types.SimpleNamespace(arena=(block, [])), sealed=None)
+    remote = runner._Remote(session, deadline=0.0)
+    def read():
+        return wire.decode({"arena": 0, "dtype": "float32", "shape": [4]}, "/nonexistent", "cpu", [1 << 20],
+                           arena=(block, [])).tolist()
+    assert remote.seal() is True and bool((block == runner.SEAL).all())
+    assert read() != [1.0] * 4  # sealed: what a collect read now would verify
+    assert remote.unseal() is False and remote.unseal() is None  # once: then nothing is sealed
+    assert read() == [1.0] * 4
 
 
 def test_the_timed_batch_replays_and_waits_with_what_was_bound_before_the_submission():
@@ -689,3 +718,42 @@ def test_a_runner_answering_before_its_gpu_is_done_is_caught_by_the_seal():
         r = s.check("ch01.softmax_triton", "bandwidth")
         assert not r.passed and "still running" in r.message, r.message
         assert s.check("ch01.safe_softmax", "correctness").passed
+
+
+def _ch01_attack(name: str) -> Cell:
+    from autograder.bench_grading import _cells
+    from autograder.submissions import for_chapter
+    w = next(w for w in for_chapter("ch01_softmax") if w.name == name)
+    solution = next(c for c in _cells(os.path.join(ROOT, "source/ch01_softmax/ch01_softmax.ipynb"))
+                    if c.origin == w.cell)
+    return Cell("python", w.apply(solution.source), w.cell)
+
+
+def _fraction(message: str) -> float:
+    import re
+    m = re.search(r"= (\d+)% of the copy bandwidth", message)
+    assert m, message
+    return int(m.group(1)) / 100
+
+
+@needs_gpu
+def test_a_replaced_wait_in_the_capture_is_found_before_the_batch():
+    """ch01 attack_unwaited_batch, graded: its bandwidth check fails because the runner's check after the capture
+    names the replacement (not only because an early answer would be faster than the roofline allows)."""
+    with Session([GOOD, _ch01_attack("attack_unwaited_batch")]) as s:
+        r = s.check("ch01.softmax_triton", "bandwidth")
+        assert not r.passed and "torch.cuda.synchronize" in r.message, r.message
+        assert s.check("ch01.softmax_triton", "correctness").passed
+
+
+@needs_gpu
+def test_a_replay_attribute_on_the_graph_skips_no_rounds():
+    """ch01 attack_skip_replays against the same one-warp kernel without it, in one session each, same GPU: the
+    graph object's own `replay` (one replay in eight skipped) is never called, so both read the same bandwidth
+    (a skip would read 8/7 of it: 14% more)."""
+    plain = _ch01_attack("triton_one_warp")
+    with Session([GOOD, plain]) as s:
+        honest = _fraction(s.check("ch01.softmax_triton", "bandwidth").message)
+    with Session([GOOD, _ch01_attack("attack_skip_replays")]) as s:
+        r = s.check("ch01.softmax_triton", "bandwidth")
+    assert abs(_fraction(r.message) / honest - 1) < 0.05, (honest, r.message)
