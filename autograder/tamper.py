@@ -2,8 +2,8 @@
 replace torch.isnan, numpy.abs or the grader's own functions. A Snapshot taken before the
 submission's code runs notices any such replacement, puts the original back, and the check fails.
 
-A replacement may also keep the name and change what is behind it: a function's code object or
-defaults swapped in place (`course.timing.bench.__code__ = ...`), or a method of a class the runner
+A replacement may also keep the name and change what is behind it: a function's code object,
+defaults or closure cells swapped in place (`course.timing.bench.__code__ = ...`), or a method of a class the runner
 relies on (torch.cuda.Event.elapsed_time, torch.cuda.CUDAGraph.replay), replaced or shadowed by one
 added to a subclass. The Snapshot watches those too. The verdict does not rest on any of this (the
 judge verifies outputs in its own process and times on its own clock); it turns an attempt into a
@@ -45,7 +45,16 @@ def _functions(owner: str, ns: dict):
 
 
 def _insides(fn) -> tuple:
-    return fn.__code__, fn.__defaults__, fn.__kwdefaults__
+    return fn.__code__, fn.__defaults__, fn.__kwdefaults__, tuple(_cell_contents(fn))
+
+
+def _cell_contents(fn):
+    """What each closure cell of fn holds (cell_contents is writable: a swap would keep the function and its code)."""
+    for cell in fn.__closure__ or ():
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            yield _MISSING
 
 
 class Snapshot:
@@ -92,9 +101,16 @@ class Snapshot:
                     changed.append(f"{cls.__name__}.{k}")
                     delattr(cls, k)
         for label, fn, saved in self.insides.values():
-            if any(a is not b for a, b in zip(_insides(fn), saved)):
+            now = _insides(fn)
+            if any(a is not b for a, b in zip(now[:3], saved[:3])) or len(now[3]) != len(saved[3]) \
+                    or any(a is not b for a, b in zip(now[3], saved[3])):
                 changed.append(f"{label} (its code)")
-                fn.__code__, fn.__defaults__, fn.__kwdefaults__ = saved
+                fn.__code__, fn.__defaults__, fn.__kwdefaults__ = saved[:3]
+                for cell, v in zip(fn.__closure__ or (), saved[3]):
+                    if v is _MISSING:
+                        del cell.cell_contents
+                    else:
+                        cell.cell_contents = v
         for ex_id, (ex, saved) in self.exercises.items():
             for k, v in saved.items():
                 if k == "run" and getattr(vars(ex).get(k), "__wrapped_run__", None) is v:

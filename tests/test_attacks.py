@@ -584,11 +584,12 @@ def test_a_forged_ok_answer_marked_fatal_is_still_channel_checked():
 
 
 def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
-    """What keeps a name but changes what is behind it: a function's code object or defaults swapped in place, a
-    method of CUDA's Event or CUDAGraph replaced, or shadowed by one added to a subclass. All are put back and named;
-    data that torch.cuda changes as it works (not callables) is not tampering."""
+    """What keeps a name but changes what is behind it: a function's code object, defaults or closure cells swapped
+    in place, a method of CUDA's Event or CUDAGraph replaced, or shadowed by one added to a subclass. All are put back
+    and named; data that torch.cuda changes as it works (not callables) is not tampering."""
     import torch
 
+    from autograder import tamper
     from autograder.tamper import Snapshot
     from course import timing
     snap = Snapshot()
@@ -626,6 +627,15 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
         Graph.replay = lambda self: "forged"  # added to the subclass: it shadows the base's
         Graph.helper = lambda self: "new"  # shadows nothing: a submission's own business
         assert snap.restore() == ["Graph.replay"] and Graph().replay() == "real" and Graph().helper() == "new"
+
+        def make(limit):
+            def under(v):
+                return v < limit
+            return under
+        under = make(0.74)  # a watched function with a closure (the Snapshot watches such ones of torch and numpy)
+        snap.insides[id(under)] = ("under", under, tamper._insides(under))
+        under.__closure__[0].cell_contents = 0.0  # the same function, the same code: another limit
+        assert snap.restore() == ["under (its code)"] and under(0.5)
     finally:
         torch.cuda._initialized = initialized
         timing.bench.__code__, timing.bench.__kwdefaults__ = code, kwdefaults
