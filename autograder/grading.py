@@ -282,8 +282,8 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     # runner's GPU was still running the batch, its kernels overwrite some of the seal while the judge measures its
     # roofline again, and the judge sees it when it unseals (then the outputs are put back). Unsealed before the
     # collect, whose answer's outputs are read out of the arena (the runner stays frozen between its requests).
-    runner.seal()
     lap("timed_batch")
+    sealed = runner.seal()
     try:
         after = _roofline_s(ex, sets, shape, rounds)
     finally:
@@ -294,6 +294,9 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
                       "after the answer, so the judge's clock stopped early): the wait for the GPU was skipped or "
                       "forged")
     reply = runner.bench_collect(ex)
+    if sealed and reply.get("placed") is False:  # honest outputs always fit: the arena is twice the inputs' size
+        raise Failure("the outputs of the timed batch were not all in the output arena the judge lent (moved out of "
+                      "it), where the judge checks that nothing writes them after the runner's answer")
     lap("collect")
     outs = reply["out"]
     if not isinstance(outs, list) or len(outs) != n_sets:
@@ -316,7 +319,7 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     m = {"exercise": ex.id, "shape": list(shape), "ms": ms, "device": _device_name(), "model": b.model,
          "sets": n_sets, "rounds": rounds, "overhead": ping / max(wall, 1e-9),
          "runner_ms": measure.get("runner_ms"), "graph": bool(measure.get("graph")), "phases": phases,
-         "persisting_l2_off": measure.get("persisting_l2_off") is True,
+         "persisting_l2_off": measure.get("persisting_l2_off") is True, "sealed": sealed,
          "runner_phases": {str(k): float(v) for k, v in (measure.get("phases") or {}).items()
                            if isinstance(v, (int, float))} if isinstance(measure.get("phases"), dict) else {}}
     MEASURED.append(m)

@@ -575,17 +575,19 @@ SEAL = 0xA5
 
 
 def seal(block):
-    """Keep a copy of a lent output arena (a uint8 tensor), then fill it with SEAL and wait for that."""
-    saved = block.clone()
+    """Keep a copy of a lent output arena (a uint8 tensor) in host memory (the runner shares the GPU and could fill
+    its memory), then fill it with SEAL and wait for that."""
+    saved = block.to("cpu", copy=True)
     block.fill_(SEAL)
     _wait(block)
     return saved
 
 
-def unseal(block, saved, chunk: int = 64 << 20) -> bool:
-    """Whether anything wrote into the arena since seal(); its contents (the outputs) are put back."""
+def unseal(block, saved) -> bool:
+    """Whether anything wrote into the arena since seal() (compared in place: nothing to allocate); its contents
+    (the outputs) are put back."""
     _wait(block)
-    late = any(bool((block[i:i + chunk] != SEAL).any()) for i in range(0, block.numel(), chunk))
+    late = bool(block.sub_(SEAL).any())
     block.copy_(saved)
     _wait(block)
     return late
@@ -913,7 +915,12 @@ class _Remote:
         self.s.request("bench_go", ex, None, self.deadline, rounds=int(rounds))
 
     def bench_collect(self, ex):
-        return self.s.request("bench_collect", ex, {}, self.deadline)
+        """The timed batch's outputs; "placed": whether every one of them was in the output arena lent with
+        bench_prepare (None where none was lent), which is where the seal could see late writes."""
+        out = self.s.request("bench_collect", ex, {}, self.deadline)
+        p = self.s.proc
+        out["placed"] = None if p is None or p.arena is None else len(p.arena[1]) == len(out["guards"])
+        return out
 
     def seal(self) -> bool:
         """Seal the output arena lent with bench_prepare (see runner.seal), if there is one (none where this
@@ -922,14 +929,7 @@ class _Remote:
         self.s.sealed = None
         if p is None or p.arena is None:
             return False
-        try:
-            self.s.sealed = (p.arena[0], seal(p.arena[0]))
-        except RuntimeError as e:  # no room for the copy (the judge's own memory): unsealed, never the student's loss
-            if "out of memory" not in str(e).lower():
-                raise
-            print(f"flashcourse: a timed batch's output arena was not sealed (no GPU memory for its copy): {e}"[:400],
-                  file=sys.stderr, flush=True)
-            return False
+        self.s.sealed = (p.arena[0], seal(p.arena[0]))
         return True
 
     def unseal(self) -> bool | None:

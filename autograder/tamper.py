@@ -45,7 +45,17 @@ def _functions(owner: str, ns: dict):
 
 
 def _insides(fn) -> tuple:
-    return fn.__code__, fn.__defaults__, fn.__kwdefaults__, tuple(_cell_contents(fn))
+    """Compared by identity, item by item: code, defaults, keyword defaults (the dict, and what it holds, since it
+    can be changed in place), closure cells' contents."""
+    kw = fn.__kwdefaults__
+    return fn.__code__, fn.__defaults__, kw, tuple((kw or {}).items()), tuple(_cell_contents(fn))
+
+
+def _same(now: tuple, saved: tuple) -> bool:
+    code, defaults, kw, kw_items, cells = now
+    return (code is saved[0] and defaults is saved[1] and kw is saved[2] and len(kw_items) == len(saved[3])
+            and all(k == k0 and v is v0 for (k, v), (k0, v0) in zip(kw_items, saved[3]))
+            and len(cells) == len(saved[4]) and all(a is b for a, b in zip(cells, saved[4])))
 
 
 def _cell_contents(fn):
@@ -101,12 +111,13 @@ class Snapshot:
                     changed.append(f"{cls.__name__}.{k}")
                     delattr(cls, k)
         for label, fn, saved in self.insides.values():
-            now = _insides(fn)
-            if any(a is not b for a, b in zip(now[:3], saved[:3])) or len(now[3]) != len(saved[3]) \
-                    or any(a is not b for a, b in zip(now[3], saved[3])):
+            if not _same(_insides(fn), saved):
                 changed.append(f"{label} (its code)")
                 fn.__code__, fn.__defaults__, fn.__kwdefaults__ = saved[:3]
-                for cell, v in zip(fn.__closure__ or (), saved[3]):
+                if saved[2] is not None:
+                    saved[2].clear()
+                    saved[2].update(saved[3])
+                for cell, v in zip(fn.__closure__ or (), saved[4]):
                     if v is _MISSING:
                         del cell.cell_contents
                     else:

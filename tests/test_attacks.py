@@ -616,6 +616,9 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
         assert "CUDAGraph.capture_begin" in changed, changed
         assert not any("_initialized" in c for c in changed), changed
         assert snap.restore() == []  # all put back: nothing more to say
+        timing.bench.__kwdefaults__["reps"] = 1  # the same dict, changed in place
+        assert snap.restore() == ["course.timing.bench (its code)"] and timing.bench.__kwdefaults__ == dict(
+            kwdefaults.items()) and timing.bench.__kwdefaults__["reps"] != 1
 
         class Base:  # (on a GPU build, torch._C's event and graph types are the bases of Event and CUDAGraph)
             def replay(self):
@@ -766,4 +769,5 @@ def test_a_replay_attribute_on_the_graph_skips_no_rounds():
         honest = _fraction(s.check("ch01.softmax_triton", "bandwidth").message)
     with Session([GOOD, _ch01_attack("attack_skip_replays")]) as s:
         r = s.check("ch01.softmax_triton", "bandwidth")
+    assert "plain launches" not in r.message, r.message  # replayed as a graph: the attribute was there to call
     assert abs(_fraction(r.message) / honest - 1) < 0.05, (honest, r.message)
