@@ -575,9 +575,16 @@ SEAL = 0xA5
 
 
 def seal(block):
-    """Keep a copy of a lent output arena (a uint8 tensor) in host memory (the runner shares the GPU and could fill
-    its memory), then fill it with SEAL and wait for that."""
-    saved = block.to("cpu", copy=True)
+    """Keep a copy of a lent output arena (a uint8 tensor), then fill it with SEAL and wait for that. The copy is made
+    on the GPU (well under a millisecond for the arenas of the course's timed checks: the seal must land soon after
+    the answer, since a runner's writes before it are not seen), in host memory where the GPU has no room for it
+    (the runner shares the GPU and could fill it: then the seal lands tens of milliseconds later, but still lands)."""
+    try:
+        saved = block.clone()
+    except RuntimeError as e:  # torch.cuda.OutOfMemoryError is one
+        if "out of memory" not in str(e).lower():
+            raise
+        saved = block.to("cpu", copy=True)
     block.fill_(SEAL)
     _wait(block)
     return saved

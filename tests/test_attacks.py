@@ -661,6 +661,21 @@ def test_a_sealed_arena_tells_a_write_after_the_answer():
     assert runner.unseal(block, saved) is True and torch.equal(block, before)
 
 
+def test_a_seal_with_no_room_on_the_gpu_keeps_its_copy_in_host_memory(monkeypatch):
+    import torch
+
+    def no_room(self):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 420.00 MiB")
+    block = torch.arange(4096, dtype=torch.int64).to(torch.uint8)
+    before = block.clone()
+    monkeypatch.setattr(torch.Tensor, "clone", no_room)
+    saved = runner.seal(block)
+    monkeypatch.undo()
+    assert saved.device.type == "cpu" and saved.data_ptr() != block.data_ptr()
+    block[7] = 0  # a late write
+    assert runner.unseal(block, saved) is True and torch.equal(block, before)
+
+
 def test_the_judge_unseals_the_arena_before_it_reads_the_outputs_out_of_it():
     """Why measure_bandwidth unseals before it collects: the collect's outputs are read out of the lent arena (the
     wire takes its own copy there), so read while sealed they would be the seal; read after, the outputs."""
