@@ -153,8 +153,10 @@ class Student:
     def open_from_file_browser(self, path: str):
         """Home in the file browser, then double-click each folder and the notebook.
 
-        The listing re-renders when the server's files change (a save, the periodic refresh); a
-        double-click that lands in a re-render is lost, so each step is retried until it shows.
+        The listing re-renders when the server's files change (a save, the periodic refresh), and JupyterLab
+        may move the browser to the active notebook's folder after the home click: a double-click can be
+        lost, or land in another folder. So the whole walk, from home, is retried until the notebook's tab
+        shows (a step retried in place would look for the folder it already left).
         """
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
         from playwright.sync_api import expect
@@ -163,25 +165,20 @@ class Student:
             self.page.locator('.jp-SideBar [data-id="filebrowser"]').click()
         crumbs = browser.locator(".jp-BreadCrumbs")
         parts = path.split("/")
-
-        def step(action, shown):
-            for attempt in range(4):
-                try:
-                    action()
-                    shown()
-                    return
-                except (AssertionError, PlaywrightTimeout):
-                    if attempt == 3:
-                        raise
-
-        step(lambda: browser.locator(".jp-BreadCrumbs-home").click(),  # JupyterLab may still be moving it
-             lambda: (expect(crumbs).not_to_contain_text(parts[0], timeout=5_000),
-                      self._item(parts[0]).wait_for(timeout=10_000)))
-        for n, part in enumerate(parts):
-            last = n == len(parts) - 1
-            step(lambda: self._item(part).dblclick(timeout=30_000),
-                 (lambda: expect(self.tab.locator(".lm-TabBar-tabLabel")).to_have_text(part, timeout=15_000)) if last
-                 else (lambda: expect(crumbs).to_contain_text(part, timeout=10_000)))
+        for attempt in range(5):
+            try:
+                browser.locator(".jp-BreadCrumbs-home").click()
+                self._item(parts[0]).wait_for(timeout=10_000)
+                for n, part in enumerate(parts):
+                    self._item(part).dblclick(timeout=10_000)
+                    if n == len(parts) - 1:
+                        expect(self.tab.locator(".lm-TabBar-tabLabel")).to_have_text(part, timeout=15_000)
+                    else:
+                        expect(crumbs).to_contain_text(part, timeout=10_000)
+                return
+            except (AssertionError, PlaywrightTimeout):
+                if attempt == 4:
+                    raise
 
     def _item(self, name: str):
         return self.page.locator("#filebrowser .jp-DirListing-item").filter(
