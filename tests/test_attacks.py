@@ -594,21 +594,21 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
     from course import timing
     snap = Snapshot()
     code, kwdefaults = timing.bench.__code__, timing.bench.__kwdefaults__
-    copy_defaults = timing.row_sweep.__defaults__
-    assert kwdefaults and copy_defaults  # what the swaps below replace
+    sweep_defaults = timing.row_sweep.__defaults__
+    assert kwdefaults and sweep_defaults  # what the swaps below replace
     elapsed = torch.cuda.Event.__dict__["elapsed_time"]
     capture_begin = vars(torch.cuda.CUDAGraph)["capture_begin"]
     initialized = torch.cuda._initialized
     try:
         timing.bench.__code__ = (lambda fn, *a, **k: 1e-6).__code__
         timing.bench.__kwdefaults__ = {k: 1 for k in kwdefaults}
-        timing.row_sweep.__defaults__ = (1,) * len(copy_defaults)
+        timing.row_sweep.__defaults__ = (1,) * len(sweep_defaults)
         torch.cuda.Event.elapsed_time = lambda self, end: 1e-6
         torch.cuda.CUDAGraph.capture_begin = lambda self, *a, **k: None
         torch.cuda._initialized = not initialized  # data: torch.cuda's own business
         changed = snap.restore()
         assert timing.bench.__code__ is code and timing.bench.__kwdefaults__ is kwdefaults
-        assert timing.row_sweep.__defaults__ is copy_defaults
+        assert timing.row_sweep.__defaults__ is sweep_defaults
         assert torch.cuda.Event.__dict__["elapsed_time"] is elapsed
         assert vars(torch.cuda.CUDAGraph)["capture_begin"] is snap.classes[torch.cuda.CUDAGraph]["capture_begin"]
         assert "course.timing.bench (its code)" in changed and "Event.elapsed_time" in changed, changed
@@ -642,7 +642,7 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
     finally:
         torch.cuda._initialized = initialized
         timing.bench.__code__, timing.bench.__kwdefaults__ = code, kwdefaults
-        timing.row_sweep.__defaults__ = copy_defaults
+        timing.row_sweep.__defaults__ = sweep_defaults
         torch.cuda.Event.elapsed_time = elapsed
         torch.cuda.CUDAGraph.capture_begin = capture_begin
 
