@@ -544,6 +544,7 @@ S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 swe
 
 
 S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
+S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h the H200 report (s13's run_h.sh, rerun with Liger)
 S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep with the guard for large maxima
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
@@ -793,24 +794,25 @@ def test_ch03_cluster_measured():
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
         r"`benchmarks/gpu_2026-11-27_s13/e`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
-        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-27_s12/g`\) ([\d.]+)% and ([\d.]+)%")
+        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-28_s15/s13h`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
     old_f32, old_bf16, first_f32, first_bf16 = quoted(
         ch, r"Its report at that point \(run `benchmarks/gpu_2026-11-27_s11/n`\)\s+read ([\d.]+)% at the "
         r"`float32` shape and ([\d.]+)% at the `bfloat16` one, .{0,170}?the first version had read ([\d.]+)% and\s+"
         r"([\d.]+)% there \(run `d`\)")
     reports = {}
-    for rel, gpu, f32, bf16 in (("benchmarks/results/nvidia_h100_80gb_hbm3.json", H100, h100_f32, h100_bf16),
-                                ("benchmarks/results/nvidia_h200.json", H200, h200_f32, h200_bf16)):
+    for rel, gpu, f32, bf16, date in (
+            ("benchmarks/results/nvidia_h100_80gb_hbm3.json", H100, h100_f32, h100_bf16, "2026-11-27"),
+            ("benchmarks/results/nvidia_h200.json", H200, h200_f32, h200_bf16, "2026-11-28")):
         rep = load(rel)
-        assert rep["gpu"] == gpu and rep["date"] == "2026-11-27"
+        assert rep["gpu"] == gpu and rep["date"] == date
         ours = {(tuple(r["shape"]), r["dtype"]): r for r in rep["records"]
                 if r["kernel"] == "softmax" and r["impl"] == "flashcourse"}
         assert round(ours[((1024, 131072), "float32")]["pct_copy"], 1) == f32
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in ((f"{S13}/e", H100), (f"{S12}/g", H200)):
+    for run, gpu in ((f"{S13}/e", H100), (f"{S15}/s13h", H200)):
         log = load(f"{run}/report.log")
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
                 else load(f"{run}/info.txt")).splitlines()[0].strip() == gpu
