@@ -107,9 +107,7 @@ def main(argv):
         return 2
     from course import timing
     t0 = time.time()
-    ptxas = report.pin_ptxas(None)
-    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
-           "ptxas": ptxas, "profiler_pct": {}, "host_us": {}, "same_output": {}}
+    doc = sweeplib.report_doc(report, profiler_pct={}, host_us={}, same_output={})
     cases = [report.Case("softmax", (8192, 8192), "float32"), report.Case("rmsnorm", (16384, 4096), "bfloat16")]
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:

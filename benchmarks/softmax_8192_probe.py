@@ -78,9 +78,7 @@ def main(argv):
         return 2
     from course import timing
     t0 = time.time()
-    ptxas = report.pin_ptxas(None)
-    doc = {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
-           "ptxas": ptxas, "profiler_pct": {}}
+    doc = sweeplib.report_doc(report, profiler_pct={})
     case = report.Case("softmax", (8192, 8192), "float32")
     with tempfile.TemporaryDirectory() as tmp:
         inputs = report.make_inputs(case, "cuda")

@@ -119,3 +119,14 @@ def pct_by_impl(doc: dict) -> dict:
             key = f"{r['kernel']} {r['shape'][0]}x{r['shape'][1]} {r['dtype']}"
             out.setdefault(key, {}).setdefault(r["impl"], []).append(round(r["pct_copy"], 1))
     return out
+
+
+def report_doc(report, **extra) -> dict:
+    """A probe's JSON document in the report's way: one ptxas pinned for every Triton kernel of the process (as the
+    report pins it), the GPU's name, a copy timed now, no records yet, and `extra`."""
+    import torch
+
+    from course import timing
+    ptxas = report.pin_ptxas(None)
+    return {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
+            "ptxas": ptxas, **extra}
