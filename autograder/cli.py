@@ -12,6 +12,7 @@
   flashcourse feedback CH [--leaderboard] [--names]
                                    HTML feedback per student and a class report (feedback_html/CH/)
   flashcourse wheelhouse DIR       wheels grading needs on an offline Python 3.12 GPU node
+                                   [--bench: also Liger-Kernel, the report's peer]
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
   flashcourse bench --report       our kernels against torch, torch.compile, Liger-Kernel, SDPA (GPU): writes
@@ -124,9 +125,9 @@ def cmd_collect(chapter: str, course_dir: str | None = None, results: str | None
     return classgrade.collect(os.path.abspath(course_dir or os.getcwd()), chapter, results)
 
 
-def cmd_wheelhouse(dest: str) -> int:
+def cmd_wheelhouse(dest: str, bench: bool = False) -> int:
     from .wheelhouse import build_wheelhouse
-    return build_wheelhouse(dest)
+    return build_wheelhouse(dest, bench=bench)
 
 
 def main(argv=None) -> int:
@@ -164,6 +165,7 @@ def main(argv=None) -> int:
     p.add_argument("--names", action="store_true", help="show student ids in the class report (default: numbers)")
     p = sub.add_parser("wheelhouse")
     p.add_argument("dest")
+    p.add_argument("--bench", action="store_true", help="also the bench extra (Liger-Kernel) for bench --report")
     p = sub.add_parser("student-pack", help="a student distribution: no solutions, no hidden tests")
     p.add_argument("dest")
     p.add_argument("--tar", action="store_true", help="also write DEST.tar.gz")
@@ -209,7 +211,7 @@ def main(argv=None) -> int:
         return feedback(os.path.abspath(a.course_dir or os.getcwd()), _chapters([a.chapter])[0], results=a.results,
                         out_dir=a.out, leaderboard=a.leaderboard, names=a.names)
     if a.cmd == "wheelhouse":
-        return cmd_wheelhouse(a.dest)
+        return cmd_wheelhouse(a.dest, bench=a.bench)
     if a.cmd == "student-pack":
         from .student_pack import main as student_pack
         return student_pack(a.dest, tar=a.tar, force=a.force)

@@ -7,6 +7,9 @@ imports), a Jupyter kernel (ipykernel) and, for nbgrader's feedback pages, jupyt
 nobody opens a browser there. Install on the node with
     pip install --no-index --no-deps DIR/*.whl && pip install --no-index --find-links DIR --no-deps -e .
 (the second finds setuptools in DIR: pip builds the project in an isolated environment, offline too)
+
+--bench adds the `bench` extra's wheels (Liger-Kernel, a peer in `flashcourse bench --report`), without their
+dependencies: the node's torch and triton serve them. Without it the report records Liger-Kernel as not installed.
 """
 from __future__ import annotations
 
@@ -28,11 +31,20 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x8
 LIMIT_MB = 60
 
 
+def bench_requirements() -> list[str]:
+    """pyproject.toml's `bench` extra (pinned there, its one source), downloaded with --no-deps: its own
+    requirements are torch and triton, which the node has."""
+    import tomllib
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        return list(tomllib.load(f)["project"]["optional-dependencies"]["bench"])
+
+
 def _dist(wheel: str) -> str:
     return re.sub(r"[-.]+", "_", os.path.basename(wheel).split("-")[0]).lower()
 
 
-def build_wheelhouse(dest: str, python_version: str = "3.12") -> int:
+def build_wheelhouse(dest: str, python_version: str = "3.12", bench: bool = False) -> int:
     os.makedirs(dest, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version",
            python_version, "--implementation", "cp", "-d", dest, *WANT]
@@ -41,6 +53,9 @@ def build_wheelhouse(dest: str, python_version: str = "3.12") -> int:
     subprocess.run(cmd, check=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps", "-d", dest,
                     *BUILD], check=True)
+    if bench:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps", "-d", dest,
+                        *bench_requirements()], check=True)
     for whl in glob.glob(os.path.join(dest, "*.whl")):
         if _dist(whl) in LEAVE_OUT:
             os.remove(whl)

@@ -6,7 +6,8 @@
 #                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | report (bench --report)
 #                                      | sweeps (the fast references' config sweeps) | readthrough | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
-# nbgrader, installed from the wheels of `flashcourse wheelhouse .whl` if .whl/ is there.
+# nbgrader, installed from the wheels of `flashcourse wheelhouse .whl --bench` if .whl/ is there (--bench: with
+# Liger-Kernel's, for the report step).
 set -u
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 FLASHCOURSE_MODE=gpu

@@ -31,3 +31,18 @@ def test_editable_install_needs_no_network(tmp_path):
     r = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-index", "--no-deps", "-e", str(project)],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode != 0, "without the wheels the same install must fail offline (else this test proves nothing)"
+
+
+def test_wheelhouse_bench_carries_the_report_peer(tmp_path, monkeypatch):
+    """`flashcourse wheelhouse DIR --bench` adds the `bench` extra's wheels (read from pyproject.toml, where they are
+    pinned) beside the grading ones: what `bench --report` on an offline node needs for its Liger-Kernel records."""
+    reqs = wheelhouse.bench_requirements()
+    assert reqs and all("==" in r for r in reqs)  # pinned: the report names the version it timed
+    calls = []
+    monkeypatch.setattr(wheelhouse.subprocess, "run", lambda cmd, check: calls.append(cmd))
+    assert wheelhouse.build_wheelhouse(str(tmp_path)) == 0
+    assert not any(r in cmd for cmd in calls for r in reqs)
+    calls.clear()
+    assert wheelhouse.build_wheelhouse(str(tmp_path), bench=True) == 0
+    bench = [cmd for cmd in calls if all(r in cmd for r in reqs)]
+    assert len(bench) == 1 and "--no-deps" in bench[0]  # the node's torch and triton serve them
