@@ -32,11 +32,23 @@ LIMIT_MB = 60
 
 
 def bench_requirements() -> list[str]:
-    """pyproject.toml's `bench` extra (pinned there, its one source), downloaded with --no-deps: its own
-    requirements are torch and triton, which the node has."""
+    """The `bench` extra's requirements, pinned in pyproject.toml (their one source): from the installed project's
+    metadata, or from pyproject.toml beside this package where the project is not installed. Downloaded with
+    --no-deps: their own requirements are torch and triton, which the node has."""
+    import importlib.metadata
+    try:
+        reqs = importlib.metadata.requires("flashcourse") or []
+        bench = [r.split(";")[0].strip() for r in reqs if "extra" in r and '"bench"' in r.replace("'", '"')]
+        if bench:
+            return bench
+    except importlib.metadata.PackageNotFoundError:
+        pass
     import tomllib
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
+    if not os.path.exists(path):
+        raise SystemExit(f"wheelhouse --bench: the project is not installed and {path} is missing: run it from a "
+                         "checkout of the course (the bench extra is declared in its pyproject.toml)")
+    with open(path, "rb") as f:
         return list(tomllib.load(f)["project"]["optional-dependencies"]["bench"])
 
 

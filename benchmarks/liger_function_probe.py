@@ -15,7 +15,10 @@ what the host does around the launch from what the GPU does:
   kernel durations (CUPTI: the GPU time of each kernel the call launched, L2 flushed the same way, flush and sleep
   kernels left out);
 - the outputs of the function and of the direct kernel compared bit for bit.
-Three interleaved rounds, the report's round order; % of a copy measured in the same process.
+Three interleaved rounds in one order (sweeplib.time_rounds: ours first, then torch, torch.compile, Liger-Kernel,
+the routes), not the report's rotating order; % of a copy measured in the same process (CUDA events). The
+profiler's column divides kernel-only times by that same events-timed copy, so it reads higher than the events'
+column (above 100% at times): compare impls within a column, not across the two.
 """
 from __future__ import annotations
 
@@ -130,6 +133,8 @@ def main(argv):
             prof = {}
             for rnd in range(2):
                 for name in report.round_order([k for k, v in impls.items() if not isinstance(v, Exception)], rnd):
+                    if isinstance(prof.get(name), str):
+                        continue  # failed in an earlier round: its error stays
                     try:
                         ms = profiled_ms(impls[name])
                         prof.setdefault(name, []).append(round(100 * nbytes / (ms * 1e-3) / 1e9 / doc["copy_gbps"], 1))

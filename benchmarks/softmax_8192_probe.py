@@ -9,8 +9,10 @@ The two kernels hold one row a program in registers and differ in four things, e
 warps (Liger 16, ours 32), the load's cache operator (".ca", Liger; ours the default), the store's (".cs",
 streaming, Liger; ours the default) and the arithmetic (Liger exp(x - m) and e / d; ours exp2((x - m) log2 e) and
 e * (1 / d)). Every candidate's output is checked by the exercise against float64 first; timed in the report's
-way (course.timing.bench, 3 interleaved rounds in the report's round order, torch and torch.compile beside them as
-in the report) and by the profiler's kernel durations (liger_function_probe.profiled_ms).
+way (course.timing.bench, 3 interleaved rounds, each in one order: sweeplib.time_rounds, not the report's
+rotating order; torch and torch.compile beside them as in the report) and by the profiler's kernel durations
+(liger_function_probe.profiled_ms; divided by the events-timed copy, so that column reads higher than the events'
+one: compare within a column).
 """
 from __future__ import annotations
 

@@ -100,7 +100,8 @@ def gpu_args(argv, doc: str) -> bool:
 
 
 def time_rounds(report, case, impls: dict, bench, rounds: int, doc: dict) -> None:
-    """kernels_ref.report.measure over impls, `rounds` times interleaved; every record into doc["records"]."""
+    """kernels_ref.report.measure over impls, `rounds` times interleaved; every record into doc["records"].
+    Every round in the same order (impls' own: A B C, A B C), unlike the report's rounds (report.round_order)."""
     for rnd in range(rounds):
         for r in report.measure(case, impls, bench, rounds=1):
             r["round"] = rnd
@@ -128,5 +129,7 @@ def report_doc(report, **extra) -> dict:
 
     from course import timing
     ptxas = report.pin_ptxas(None)
+    if ptxas is None:  # as report.main: without one pinned ptxas, kernels compiled by two could be compared
+        raise SystemExit("the ptxas to pin was not found (kernels_ref.report.pin_ptxas)")
     return {"gpu": torch.cuda.get_device_name(), "copy_gbps": timing.copy_gbps(report.COPY_BYTES), "records": [],
             "ptxas": ptxas, **extra}

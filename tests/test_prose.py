@@ -814,6 +814,7 @@ def test_ch03_cluster_measured():
     # each report is the named run's (its report.log prints the same GB/s)
     for run, gpu in ((f"{S13}/e", H100), (f"{S15}/s13h", H200)):
         log = load(f"{run}/report.log")
+        assert f"copy {round(reports[gpu][0]['copy_gbps'])} GB/s" in log  # the percentages' denominator too
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
                 else load(f"{run}/info.txt")).splitlines()[0].strip() == gpu
         for shape, dtype in (LONG_F32, LONG_BF16):
