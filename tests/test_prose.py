@@ -544,8 +544,8 @@ S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 swe
 
 
 S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
-S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h the H200 report (s13's run_h.sh, rerun with Liger)
 S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep with the guard for large maxima
+S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h the H200 report (s13's run_h.sh, rerun with Liger)
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
