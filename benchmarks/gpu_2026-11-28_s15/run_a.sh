@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fifteenth session, run a (H200): the two probes of the twelfth session's "next" for the H200's softmax 8192 x 8192
-# float32 gap (Liger-Kernel +2.3 points in this session's report, s14 run h): placement_probe.py --h200-gaps (Liger's
+# float32 gap (Liger-Kernel +2.3 points in this session's H200 report, directory s13h): placement_probe.py --h200-gaps (Liger's
 # function and its kernel launched directly, our candidates, torch and torch.compile beside them, then a 2 ms gate),
 # and liger_gap_sweep.py with and without --peers for softmax and RMSNorm (RMSNorm 16384 x 4096 bfloat16: -0.8).
 O=$OUT
