@@ -4,6 +4,8 @@ the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json [--quick] [--budget 230] [--per-call 60]
         [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2] [--rounds 3]
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --pingpong [--budget 120] [--rounds 3]
+    PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --psmem [--shapes 64:1024:0,128:2048:1]
+        [--budget 230] [--rounds 3]
 
 One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only; --T: those lengths), D 128 and 64, causal
 False/True; T = 4096 first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of
@@ -20,6 +22,9 @@ third stage), no Hopper candidate; --budget 120 and --rounds 3 unless given. Bef
 (--preflight) runs every ping-pong config on small inputs (persistent ones also on 3 SMs, so that each CTA runs
 many work items) against fp32 with a timeout: if it hangs, fails or times out it is killed, the ping-pong variants
 are dropped with an error record, and the rest is still timed (the turn barriers are the one new way to deadlock).
+--psmem: per shape (--shapes D:T:causal,..., default every shape) SDPA cuDNN, choose()'s config ("choose") and
+each config of flash_attention_gluon.PSMEM_SWEEP[D] (P through shared memory, three consumer warpgroups), each
+checked first on small inputs (persistent ones also on 3 SMs); no Hopper candidate; --rounds 3 unless given.
 --rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
 keeps every round (ms_rounds) and their median (ms, tflops).
 
@@ -108,6 +113,17 @@ def pingpong_variants(D, T, causal):
     return out
 
 
+def psmem_variants(D, T, causal):
+    """--psmem: [(label, config)]: choose()'s config, then flash_attention_gluon.PSMEM_SWEEP[D] (those that fit
+    T: a multiple of BLOCK_M / num_consumers and of BLOCK_N), choose()'s not repeated."""
+    chosen = fg.choose(D, T, causal)
+    out = [("choose " + chosen.name(), chosen)]
+    for cfg in fg.PSMEM_SWEEP[D]:
+        if cfg != chosen and T % (cfg.BLOCK_M // cfg.num_consumers) == 0 and T % cfg.BLOCK_N == 0:
+            out.append((cfg.name(), cfg))
+    return out
+
+
 def preflight_configs(ts):
     """The ping-pong configs --pingpong will run: {(D, causal): [configs]}."""
     out = {}
@@ -172,11 +188,14 @@ def main(argv=None):
     out = args[0]
     quick = "--quick" in args
     pingpong = "--pingpong" in args
+    psmem = "--psmem" in args
+    only = ({(int(d), int(t), bool(int(c))) for d, t, c in (x.split(":") for x in args[args.index("--shapes") + 1]
+                                                           .split(","))} if "--shapes" in args else None)
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else (120.0 if pingpong else 230.0)
     per_call = float(args[args.index("--per-call") + 1]) if "--per-call" in args else 60.0
     ts = [int(t) for t in args[args.index("--T") + 1].split(",")] if "--T" in args else None
     wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
-    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong else 1)
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong or psmem else 1)
     if "--preflight" in args:
         preflight(ts or T_PINGPONG, per_call)
     if pingpong:
@@ -206,7 +225,10 @@ def main(argv=None):
         save()
 
     hung = False
-    all_shapes = shapes(quick, ts)
+    all_shapes = [s for s in shapes(quick, ts or (sorted({t for _, t, _ in only}) if only else None))
+                  if only is None or s in only]
+    if psmem:
+        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c)] for D, T, c in all_shapes}
     pp_ok = True
     if pingpong:
         doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in pingpong_variants(D, T, c)] for D, T, c in all_shapes}
@@ -232,6 +254,8 @@ def main(argv=None):
         variants = [("sdpa cudnn", None, lambda: sdpa(torch.nn.attention.SDPBackend.CUDNN_ATTENTION, q, k, v, causal))]
         if pingpong:
             gluon = pingpong_variants(D, T, causal)
+        elif psmem:
+            gluon = psmem_variants(D, T, causal)
         else:
             variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
                              lambda: fh.flash_attention(q, k, v, o, causal)))
@@ -250,6 +274,8 @@ def main(argv=None):
                 t0 = time.time()
                 if cfg is not None:
                     rec["small_err"] = watched(lambda cfg=cfg: check_small(cfg, D, T, causal), per_call)
+                    if psmem and cfg.persistent:  # many work items a CTA
+                        rec["small_err_3sms"] = watched(lambda cfg=cfg: check_small(cfg, D, T, causal, 3), per_call)
 
                 def check(call=call):
                     o.fill_(float("nan"))

@@ -50,7 +50,9 @@ The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
   Gluon 3.6 has none, here it comes from the scheduler; Config.pingpong forces it with one mbarrier per
   warpgroup, _turn_wait; choose() takes it for D 128's non-persistent tiles when not causal, see PINGPONG_128).
   P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
-  the wgmma accumulator and A-operand register layouts hold the same rows in the same threads.
+  the wgmma accumulator and A-operand register layouts hold the same rows in the same threads. Or
+  (Config.p_bufs, FA3's choice for D 64) through one or two shared buffers a warpgroup, which frees P's
+  registers while its P V runs: room for a third consumer warpgroup (PSMEM_SWEEP).
 
 Causal: key tiles right of the diagonal are never loaded; only tiles that straddle the diagonal are
 masked (a second loop); the grid runs the longest query tiles first so the short ones fill the tail.
@@ -88,11 +90,12 @@ class Config(NamedTuple):
     producer_regs: int = 24  # registers per thread of the TMA producer warp (setmaxnreg)
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
+    p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
-                + ("-pp" if self.pingpong else ""))
+                + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
@@ -138,15 +141,32 @@ SWEEP = {
 # with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent even without), three consumers with
 # BLOCK_N = 128 (BM192-BN128: kilobytes of spills at 160 registers) and the persistent BM128-BN128-s2 for D = 128
 # (12 B of spills when causal; the persistent loop's counters cost the consumers a few registers).
+# P through shared memory (Config.p_bufs), FlashAttention-3's choice for D 64 (192 x 128 tiles, three consumer
+# warpgroups; its tile_size_fwd_sm90 also names 192 x 128 with P in shared memory as "quite good" for D 128). In
+# registers, P (bf16, BLOCK_N / 4 registers a thread) stays live while its P V wgmma runs, beside the next tile's S
+# (BLOCK_N / 2) and the accumulator (D / 2): three consumers (160 registers each) spilled kilobytes. Written to a
+# shared buffer, P's registers die at once. Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a): every config
+# below without spills, causal or not, with a last partial query tile or not, except D 128 BM192-BN128 when causal
+# (56 B of spill stores) and the persistent D 128 BM192-BN64-ps1 when causal (20 B). Timed by
+# benchmarks/attention_gluon_check.py --psmem against choose() and cuDNN.
+PSMEM_SWEEP = {
+    64: [Config(192, 128, 2, 3, p_bufs=2), Config(192, 128, 3, 3, p_bufs=2), Config(192, 128, 2, 3, p_bufs=1),
+         Config(192, 128, 2, 3, persistent=True, p_bufs=2), Config(128, 128, 3, 2, p_bufs=2),
+         Config(256, 64, 3, 2)],
+    128: [Config(192, 64, 3, 3, p_bufs=2), Config(192, 64, 4, 3, p_bufs=2), Config(192, 128, 2, 3, p_bufs=1),
+          Config(128, 128, 2, 2, p_bufs=1), Config(192, 64, 3, 3, persistent=True, p_bufs=1)],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
 def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
     """Query tile + the K/V ring + barriers (the output reuses the query buffer; persistent: its own buffer,
     so the next work item's query tile can load while this one's output is stored, and one more barrier;
-    pingpong: one turn barrier per consumer warpgroup)."""
+    pingpong: one turn barrier per consumer warpgroup; p_bufs: P's buffers, p_bufs tiles of M_WG x BLOCK_N a
+    consumer warpgroup)."""
     o_rows = cfg.BLOCK_M if cfg.persistent else 0
     return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
+            + cfg.p_bufs * cfg.BLOCK_M * cfg.BLOCK_N * itemsize
             + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent) + cfg.num_consumers * int(cfg.pingpong)))
 
 
@@ -159,6 +179,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
+    if cfg.p_bufs not in (0, 1, 2):
+        raise ValueError(f"flash_attention_gluon: {cfg}: p_bufs is 0, 1 or 2")
     if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_N in 64/128/256, num_stages >= 1")
     if smem_bytes(cfg, D) > SMEM_LIMIT:
@@ -245,6 +267,30 @@ if HAS_GLUON:
                     c += 1
 
     @gluon.jit
+    def _alloc_p(dtype: gl.constexpr, q_smem, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
+                 P_BUFS: gl.constexpr):
+        """P's shared buffers (Config.p_bufs): a tuple with one [P_BUFS, M_WG, BLOCK_N] buffer per consumer
+        warpgroup, in the layout wgmma reads its A operand in; without them the query buffer stands in (never read
+        as P: _p_operand)."""
+        if P_BUFS == 0:
+            return (q_smem, q_smem, q_smem)
+        else:
+            layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M_WG, BLOCK_N], dtype)
+            p0 = gl.allocate_shared_memory(dtype, [P_BUFS, M_WG, BLOCK_N], layout)
+            p1 = p0
+            p2 = p0
+            if NUM_CONSUMERS > 1:
+                p1 = gl.allocate_shared_memory(dtype, [P_BUFS, M_WG, BLOCK_N], layout)
+            if NUM_CONSUMERS > 2:
+                p2 = gl.allocate_shared_memory(dtype, [P_BUFS, M_WG, BLOCK_N], layout)
+            return (p0, p1, p2)
+
+    @gluon.jit
+    def _my_p(p_smem, WG: gl.constexpr, P_BUFS: gl.constexpr):
+        """Consumer WG's P buffers."""
+        return p_smem[WG]
+
+    @gluon.jit
     def _turn_barriers(NUM_CONSUMERS: gl.constexpr):
         """Ping-pong: one turn barrier per consumer warpgroup, one arrive (the previous warpgroup's) per phase."""
         turn = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
@@ -304,40 +350,67 @@ if HAS_GLUON:
         return p, m_new, l_i, alpha
 
     @gluon.jit
-    def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, bars, q_pos, qk_scale, lo, hi, base,
+    def _p_operand(p, my_p, j, p_layout: gl.constexpr, P_BUFS: gl.constexpr):
+        """The A operand of tile j's P V: P in registers (converted to the operand's layout), or (P_BUFS) the
+        shared buffer _stage_p wrote it to."""
+        if P_BUFS == 0:
+            return gl.convert_layout(p.to(my_p.dtype), p_layout)
+        else:
+            return my_p.index(j % P_BUFS)
+
+    @gluon.jit
+    def _stage_p(p, alpha, my_p, j, P_BUFS: gl.constexpr):
+        """P_BUFS: write tile j's P to its shared buffer (bf16/fp16), fenced for the wgmma that reads it (the
+        compiler's barrier makes every warp's part land first); returns what the loop carries in P's place:
+        P itself in registers, else a small placeholder (alpha), so P's registers die here."""
+        if P_BUFS == 0:
+            return p
+        else:
+            my_p.index(j % P_BUFS).store(p.to(my_p.dtype))
+            fence_async_shared()  # generic-proxy stores before the async-proxy (wgmma) read
+            return alpha
+
+    @gluon.jit
+    def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo, hi, base,
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
-                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr):
+                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
-        holds P_{lo-1} (not yet multiplied by V) and acc is scaled to m_i; on exit the same for hi-1.
-        Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax outside it."""
+        holds P_{lo-1} (not yet multiplied by V; P_BUFS: in its shared buffer) and acc is scaled to m_i; on exit
+        the same for hi-1. Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax
+        outside it. P_BUFS = 2: P_j goes to its buffer as soon as it is computed (P_{j-1} V still reads the
+        other); P_BUFS = 1: once P_{j-1} V has retired."""
         v_ready = bars[2]
         k_empty = bars[3]
         v_empty = bars[4]
         for j in range(lo, hi):
             if PINGPONG:  # P's conversion before the turn, so the turn covers only the waits and the issues
-                p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+                p_op = _p_operand(p, my_p, j - 1, p_layout, P_BUFS)
             s_tok = _scores(q_smem, k_smem, bars, base + j, s_layout, BLOCK_M, BLOCK_N, NUM_STAGES, WG, PINGPONG)
             prev = (base + j - 1) % NUM_STAGES
             mbarrier.wait(v_ready.index(prev), (base + j - 1) // NUM_STAGES & 1)
             if not PINGPONG:
-                p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+                p_op = _p_operand(p, my_p, j - 1, p_layout, P_BUFS)
             o_tok = warpgroup_mma(p_op, v_smem.index(prev), acc, is_async=True)
             _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
             mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
             p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
+            if P_BUFS != 1:
+                p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
             mbarrier.arrive(v_empty.index(prev), count=1)
+            if P_BUFS == 1:  # the one buffer is free now
+                p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
         return acc, p, m_i, l_i
 
     @gluon.jit
-    def _consume(o_desc, my_q, o_smem, k_smem, v_smem, bars, head_row, start, n_tiles, base, q_phase, qk_scale,
-                 M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
+    def _consume(o_desc, my_q, o_smem, k_smem, v_smem, my_p, bars, head_row, start, n_tiles, base, q_phase,
+                 qk_scale, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                 PINGPONG: gl.constexpr):
+                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -368,21 +441,22 @@ if HAS_GLUON:
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
         mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
         p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
+        p = _stage_p(p, alpha, my_p, 0, P_BUFS)  # (no P V in flight yet)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
-        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, 1, lo, base,
-                                   s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, PINGPONG)
+        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
+                                   base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
+                                   NUM_CONSUMERS, PINGPONG, P_BUFS)
         if CAUSAL:
-            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, bars, q_pos, qk_scale, lo,
+            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, PINGPONG)
+                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
         last = (base + n_tiles - 1) % NUM_STAGES
         mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
-        p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
         o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
         acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
         mbarrier.arrive(v_empty.index(last), count=1)
@@ -398,10 +472,11 @@ if HAS_GLUON:
             tma.store_wait(0)
 
     @gluon.jit
-    def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base, q_phase, qk_scale,
-                       WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+    def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T, base, q_phase,
+                       qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr):
+                       ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr,
+                       P_BUFS: gl.constexpr):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
         in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
         warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
@@ -416,17 +491,17 @@ if HAS_GLUON:
         n_done = n_tiles
         if ROW_TAIL:  # a last partial query tile: a warpgroup whose rows all lie past T computes nothing
             if start < T:
-                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
-                         base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                         NUM_CONSUMERS, PINGPONG)
+                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start,
+                         n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
+                         NUM_CONSUMERS, PINGPONG, P_BUFS)
             else:
                 n_done = 0
                 if PERSISTENT:
                     mbarrier.arrive(bars[5], count=1)
         else:
-            _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, bars, head_row, start, n_tiles,
+            _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start, n_tiles,
                      base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                     NUM_CONSUMERS, PINGPONG)
+                     NUM_CONSUMERS, PINGPONG, P_BUFS)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -445,32 +520,34 @@ if HAS_GLUON:
         return n_cta
 
     @gluon.jit
-    def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
+    def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
-        _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, bars, head_row, row0, T, 0, 0, qk_scale,
-                       WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False, PINGPONG)
+        _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, _my_p(p_smem, WG, P_BUFS), bars, head_row, row0, T,
+                       0, 0, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False,
+                       PINGPONG, P_BUFS)
 
     @gluon.jit
-    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, qk_scale,
+    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr):
+                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+        my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
         c = 0
         for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
             for k in range(2):
                 head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
                 if has:
-                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, bars, head_row, row0, T, base,
-                                           c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL,
-                                           ROW_TAIL, True, PINGPONG)
+                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
+                                           base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
                     c += 1
         tma.store_wait(0)
 
@@ -491,7 +568,8 @@ if HAS_GLUON:
     def _fa3_forward_kernel(q_desc, k_desc, v_desc, o_desc, T, qk_scale, D: gl.constexpr, M_WG: gl.constexpr,
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                            ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False):
+                            ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False,
+                            P_BUFS: gl.constexpr = 0):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -505,6 +583,7 @@ if HAS_GLUON:
         q_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], q_desc.layout)
         k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
+        p_smem = _alloc_p(dtype, q_smem, M_WG, BLOCK_N, NUM_CONSUMERS, P_BUFS)
         q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
@@ -525,29 +604,35 @@ if HAS_GLUON:
         # first one in the default partition (num_warps = 4), then the producer warp.
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, qk_scale,
-                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
+                             2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -557,7 +642,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -568,6 +653,7 @@ if HAS_GLUON:
         o_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], o_desc.layout)
         k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
+        p_smem = _alloc_p(dtype, q_smem, M_WG, BLOCK_N, NUM_CONSUMERS, P_BUFS)
         q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
@@ -587,29 +673,35 @@ if HAS_GLUON:
 
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, bars, T, BH, QK_SCALE,
-                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
+                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -632,7 +724,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, num_warps=4)  # the default partition is consumer warpgroup 0
+                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, num_warps=4)  # the default partition is consumer warpgroup 0
 
 
 def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
