@@ -23,8 +23,9 @@ third stage), no Hopper candidate; --budget 120 and --rounds 3 unless given. Bef
 many work items) against fp32 with a timeout: if it hangs, fails or times out it is killed, the ping-pong variants
 are dropped with an error record, and the rest is still timed (the turn barriers are the one new way to deadlock).
 --psmem: per shape (--shapes D:T:causal,..., default every shape) SDPA cuDNN, choose()'s config ("choose") and
-each config of flash_attention_gluon.PSMEM_SWEEP[D] (P through shared memory, three consumer warpgroups), each
-checked first on small inputs (persistent ones also on 3 SMs); no Hopper candidate; --rounds 3 unless given.
+each config of flash_attention_gluon.PSMEM_SWEEP[D] (--configs: those whose name contains one of the strings; P
+through shared memory, three consumer warpgroups), each checked first on small inputs (persistent ones also on 3
+SMs); no Hopper candidate; --rounds 3 unless given.
 --rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
 keeps every round (ms_rounds) and their median (ms, tflops).
 
@@ -113,12 +114,15 @@ def pingpong_variants(D, T, causal):
     return out
 
 
-def psmem_variants(D, T, causal):
+def psmem_variants(D, T, causal, wanted=None):
     """--psmem: [(label, config)]: choose()'s config, then flash_attention_gluon.PSMEM_SWEEP[D] (those that fit
-    T: a multiple of BLOCK_M / num_consumers and of BLOCK_N), choose()'s not repeated."""
+    T: a multiple of BLOCK_M / num_consumers and of BLOCK_N; --configs: those whose name contains one of the
+    strings), choose()'s not repeated."""
     chosen = fg.choose(D, T, causal)
     out = [("choose " + chosen.name(), chosen)]
     for cfg in fg.PSMEM_SWEEP[D]:
+        if wanted and not any(w in cfg.name() for w in wanted):
+            continue
         if cfg != chosen and T % (cfg.BLOCK_M // cfg.num_consumers) == 0 and T % cfg.BLOCK_N == 0:
             out.append((cfg.name(), cfg))
     return out
@@ -228,7 +232,8 @@ def main(argv=None):
     all_shapes = [s for s in shapes(quick, ts or (sorted({t for _, t, _ in only}) if only else None))
                   if only is None or s in only]
     if psmem:
-        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c)] for D, T, c in all_shapes}
+        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c, wanted)]
+                          for D, T, c in all_shapes}
     pp_ok = True
     if pingpong:
         doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in pingpong_variants(D, T, c)] for D, T, c in all_shapes}
@@ -255,7 +260,7 @@ def main(argv=None):
         if pingpong:
             gluon = pingpong_variants(D, T, causal)
         elif psmem:
-            gluon = psmem_variants(D, T, causal)
+            gluon = psmem_variants(D, T, causal, wanted)
         else:
             variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
                              lambda: fh.flash_attention(q, k, v, o, causal)))

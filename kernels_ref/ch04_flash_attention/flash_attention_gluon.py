@@ -152,9 +152,11 @@ SWEEP = {
 PSMEM_SWEEP = {
     64: [Config(192, 128, 2, 3, p_bufs=2), Config(192, 128, 3, 3, p_bufs=2), Config(192, 128, 2, 3, p_bufs=1),
          Config(192, 128, 2, 3, persistent=True, p_bufs=2), Config(128, 128, 3, 2, p_bufs=2),
-         Config(256, 64, 3, 2)],
+         Config(256, 64, 3, 2), Config(192, 128, 2, 3, pingpong=True, p_bufs=1),
+         Config(192, 128, 2, 3, pingpong=True, p_bufs=2)],
     128: [Config(192, 64, 3, 3, p_bufs=2), Config(192, 64, 4, 3, p_bufs=2), Config(192, 128, 2, 3, p_bufs=1),
-          Config(128, 128, 2, 2, p_bufs=1), Config(192, 64, 3, 3, persistent=True, p_bufs=1)],
+          Config(128, 128, 2, 2, p_bufs=1), Config(192, 64, 3, 3, persistent=True, p_bufs=1),
+          Config(192, 128, 2, 3, pingpong=True, p_bufs=1)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
