@@ -38,9 +38,27 @@ def _hopper() -> bool:
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("T", [128, 384, 1024, 2048])  # 2048 not causal: D 128 with ping-pong (choose)
+@pytest.mark.parametrize("T", [128, 384, 1024, 2048])  # 2048 not causal: D 128 with three consumers (choose)
 def test_gluon_on_hopper(D, causal, T):
     assert _run((2, 3, T, D), causal, torch.bfloat16, "cuda") == "gluon"
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,T", [(128, 4096), (64, 8192)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_three_consumers_on_long_sequences(D, T, causal):
+    """choose()'s three consumer warpgroups with P through shared memory (THREE_64, THREE_128), where it takes them:
+    4096 and 8192 are no multiples of their 192-row query tiles, so the last one is partial."""
+    assert fg.choose(D, T, causal) in (fg.THREE_64, fg.THREE_128) and T % fg.choose(D, T, causal).BLOCK_M
+    assert _run((1, 2, T, D), causal, torch.bfloat16, "cuda") == "gluon"
+
+
+def test_choose_takes_three_consumers_where_measured():
+    assert [fg.choose(128, T, False).name() for T in (1024, 2048, 16384)] == [
+        fg.SHORT_128.name(), fg.THREE_128.name(), fg.THREE_128.name()]
+    assert fg.choose(128, 2048, True) == fg.SHORT_128 and fg.choose(128, 4096, True) == fg.THREE_128
+    assert fg.choose(64, 4096, False) == fg.CONFIGS[64] and fg.choose(64, 8192, True) == fg.THREE_64
+    assert fg.THREE_64.num_consumers == fg.THREE_128.num_consumers == 3 and fg.THREE_128.p_bufs == 1
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")

@@ -3,9 +3,9 @@
 Same contract as the exercise (`flash_attention(q, k, v, o, causal)`, q/k/v/o (B, H, T, D) contiguous fp16/bf16, o
 written in place). It runs
 
-* `flash_attention_gluon.py` (FlashAttention-3's design in Gluon: a TMA producer warp, two consumer warpgroups, the
-  softmax of one key tile overlapping the PV GEMM of the one before) where it applies: a Hopper GPU (compute
-  capability 9.x), D 64 or 128, T a multiple of its tiles, a Triton with Gluon's Hopper module;
+* `flash_attention_gluon.py` (FlashAttention-3's design in Gluon: a TMA producer warp, two or three consumer
+  warpgroups, the softmax of one key tile overlapping the PV GEMM of the one before) where it applies: a Hopper GPU
+  (compute capability 9.x), D 64 or 128, T a multiple of its tiles, a Triton with Gluon's Hopper module;
 * else the notebook's teaching kernel (`flash_attention_triton.py`), which runs anywhere Triton does (the CPU
   interpreter included).
 
@@ -39,7 +39,7 @@ def gluon_applies(q, causal=False) -> bool:
         gluon_fa.check_config(cfg, D, T)
     except ValueError:
         return False
-    if T % cfg.BLOCK_M:  # the partial last query tile: tested on GPUs for the 3-consumer configs only
+    if T % cfg.BLOCK_M and cfg.num_consumers != 3:  # a partial last query tile: tested on GPUs for 3 consumers only
         return False
     return q.dtype in (torch.bfloat16, torch.float16)
 

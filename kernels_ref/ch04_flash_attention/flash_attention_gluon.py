@@ -48,7 +48,8 @@ The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
   interleave two (or more) consumer warpgroups: while one is in its exp2s, the other's wgmmas keep the
   tensor cores fed (FA3's inter-warpgroup overlap; FA3 forces strict ping-pong with named barriers,
   Gluon 3.6 has none, here it comes from the scheduler; Config.pingpong forces it with one mbarrier per
-  warpgroup, _turn_wait; choose() takes it for D 128's non-persistent tiles when not causal, see PINGPONG_128).
+  warpgroup, _turn_wait; choose() took it for D 128's non-persistent tiles when not causal, PINGPONG_128, until
+  three consumer warpgroups (THREE_128) beat it).
   P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
   the wgmma accumulator and A-operand register layouts hold the same rows in the same threads. Or
   (Config.p_bufs, FA3's choice for D 64) through one or two shared buffers a warpgroup, which frees P's
@@ -108,23 +109,38 @@ CONFIGS = {64: Config(128, 128, 3, 2, persistent=True), 128: Config(128, 128, 2,
 SHORT_128 = Config(128, 64, 3, 2, persistent=True)  # D 128 where a sequence gives few key tiles per query tile
 
 
-# Ping-pong (Config.pingpong), timed against choose()'s configs in one process with cuDNN beside them
+# Ping-pong (Config.pingpong), timed against choose()'s configs of the time in one process with cuDNN beside them
 # (benchmarks/attention_gluon_check.py --pingpong, medians of 3 interleaved rounds; eleventh session,
 # gpu_2026-11-27_s11/e on an H200 and g on an H100): CONFIGS[128] not causal gains at T 2048 (x1.028 H200, x1.025
 # H100) and T 4096 (x1.047, x1.021); causal T 4096 is even (x1.004, x0.998); the persistent configs lose or stay even
 # (x0.959-1.003). So: ping-pong for D 128's non-persistent tiles when not causal (T 8192 and 16384 were not in those
 # checks; the H100 report that followed, gpu_2026-11-27_s11/l, has them at 1.02 and 1.03x cuDNN).
-PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)
+PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_128 (below) replaced it
+
+
+# Three consumer warpgroups, P through one shared buffer each (Config.p_bufs; PSMEM_SWEEP), timed against choose()'s
+# earlier configs and cuDNN in one process on an H200 (benchmarks/attention_gluon_check.py --psmem, medians of 3
+# interleaved rounds, TFLOP/s; sixteenth session, gpu_2026-11-28_s16/a and b):
+# D 128 not causal T 2048 666-667 against 627-628 (ping-pong, PINGPONG_128), T 4096 709 / 650, T 8192 689 / 651,
+#   T 16384 681 / 648; causal T 4096 612 / 607, T 8192 655 / 625, T 16384 661 / 626; T 1024 not causal 507 against
+#   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stays there).
+# D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
+#   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
+# Ping-pong on top (three turns) read within 1% of these (run b).
+THREE_128 = Config(192, 128, 2, 3, p_bufs=1)
+THREE_64 = Config(192, 128, 2, 3, p_bufs=1)
 
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
-    """The config flash_attention runs when none is given (CONFIGS, and SHORT_128 for D 128 on short sequences:
-    T 1024 490 -> 501 TFLOP/s, causal T <= 2048 481 -> 508 on the H100 runs above; T 2048 not causal stays, 605
-    against 589; PINGPONG_128 for D 128's longer sequences when not causal)."""
+    """The config flash_attention runs when none is given: SHORT_128 for D 128 on short sequences (T 1024 490 -> 501
+    TFLOP/s, causal T <= 2048 481 -> 508 on the H100 runs above), THREE_128 for D 128's longer ones, THREE_64 for D
+    64 from T 8192, CONFIGS[64] below (the measurements above each)."""
     if D == 128 and (T <= 1024 or causal and T <= 2048):
         return SHORT_128
-    if D == 128 and not causal:
-        return PINGPONG_128
+    if D == 128:
+        return THREE_128
+    if D == 64 and T >= 8192:
+        return THREE_64
     return CONFIGS.get(D)
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
@@ -136,10 +152,13 @@ SWEEP = {
           Config(64, 128, 2, 1),
           Config(128, 64, 3, 2, persistent=True), Config(128, 64, 4, 2, persistent=True)],
 }
-# Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills (tests/test_attention_gluon.py
-# checks the new ones: persistent, three consumers, a partial last query tile). Left out: 128 rows per consumer
-# with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent even without), three consumers with
-# BLOCK_N = 128 (BM192-BN128: kilobytes of spills at 160 registers) and the persistent BM128-BN128-s2 for D = 128
+SWEEP[64].append(THREE_64)  # choose()'s for long sequences (P through shared memory: PSMEM_SWEEP)
+SWEEP[128].append(THREE_128)
+# Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills, but THREE_128 when causal (56 B
+# with triton 3.7.1) (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last
+# query tile). Left out: 128 rows per consumer with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent
+# even without), three consumers with BLOCK_N = 128 and P in registers (BM192-BN128: kilobytes of spills at 160
+# registers) and the persistent BM128-BN128-s2 for D = 128
 # (12 B of spills when causal; the persistent loop's counters cost the consumers a few registers).
 # P through shared memory (Config.p_bufs), FlashAttention-3's choice for D 64 (192 x 128 tiles, three consumer
 # warpgroups; its tile_size_fwd_sm90 also names 192 x 128 with P in shared memory as "quite good" for D 128). In
