@@ -107,9 +107,10 @@ def test_ptx_is_warp_specialized_wgmma_with_tma(ptx_files, D, causal):
 def test_new_configs_ptx_and_no_spills(ptx_files, D, cfg, causal, tail, tmp_path):
     path = ptx_files[D, cfg.name(), int(causal), int(tail)]
     _check_ptx(cfg, path)
-    # THREE_128 when causal: ptxas spills 56 B (stores; loads 72 B, 84 B with the partial tile; triton 3.7.1 here),
-    # and it still led the two-consumer configs from T 4096 (fg.THREE_128's comment)
-    _check_ptxas(path, tmp_path, 96 if (D, cfg, causal) == (128, fg.THREE_128, True) else 0)
+    # THREE_128 when causal: ptxas spills 56 B of stores and 72-100 B of loads (72 / 84 with triton 3.7.1 here, 100
+    # with the partial tile under the GPU machines' triton 3.6.0, benchmarks/gpu_2026-11-28_s16/c/pytest.txt), and
+    # it still led the two-consumer configs from T 4096 (fg.THREE_128's comment)
+    _check_ptxas(path, tmp_path, 128 if (D, cfg, causal) == (128, fg.THREE_128, True) else 0)
 
 
 def _check_ptx(cfg, path):
