@@ -320,7 +320,7 @@ def test_ch04_speeds_match_the_recorded_h100_runs():
 
 def test_ch04_fast_reference_numbers():
     """The section on the Gluon fast reference: its derivation from NVIDIA's published H100 SXM figures, and its
-    speeds against cuDNN from the committed H100 benchmark report (benchmarks/results/)."""
+    speeds against cuDNN from the committed H200 benchmark report (benchmarks/results/), the run it names."""
     ops, tflops, sms, ghz, exps, exp_rate = quoted(
         "ch04_flash_attention", r"about (\d+) `bfloat16` tensor-core operations \((\d+) TFLOP/s over (\d+) SMs at "
         r"([\d.]+) GHz\) and (\d+) exponentials \(the special-function units: ([\d.]+) T/s\)")
@@ -328,17 +328,17 @@ def test_ch04_fast_reference_numbers():
     assert round(exps * sms * ghz / 1e3, 1) == exp_rate
     mm128, ex = quoted("ch04_flash_attention", r"At \$D = 128\$ that is \$([\d.]+)\$ against \$([\d.]+)\$")
     assert mm128 == 4 * 128 / ops and ex == 1 / exps
-    doc = load("benchmarks/results/nvidia_h100_80gb_hbm3.json")
-    assert doc["gpu"] == "NVIDIA H100 80GB HBM3"
+    doc = load("benchmarks/results/nvidia_h200.json")
+    assert doc["gpu"] == "NVIDIA H200" and f"copy {round(doc['copy_gbps'])} GB/s" in load(f"{S16}/c/report.log")
     att = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"] for r in doc["records"]
            if r["kernel"] == "attention_fwd" and r.get("tflops")}
     ours, ours_c, cud, cud_c = quoted("ch04_flash_attention", r"fast reference ran at (\d+) TFLOP/s \(causal (\d+)\), "
                                       r"cuDNN at (\d+) \(causal (\d+)\)")
     assert [round(att[(128, 4096, c, i)]) for i in ("flashcourse", "sdpa-cudnn") for c in (False, True)] == [
         ours, ours_c, cud, cud_c]
-    ahead, behind = quoted("ch04_flash_attention", r"\(causal \d+\): (\d+)% ahead without the mask, (\d+)% behind "
-                           r"with it")
-    assert (round(100 * (ours / cud - 1)), round(100 * (1 - ours_c / cud_c))) == (ahead, behind)
+    ahead, ahead_c = quoted("ch04_flash_attention", r"\(causal \d+\): (\d+)% ahead without the mask, (\d+)% ahead "
+                            r"with it")
+    assert (round(100 * (ours / cud - 1)), round(100 * (ours_c / cud_c - 1))) == (ahead, ahead_c)
     lo, hi, lo_c, hi_c, lo_all, hi_all = quoted(
         "ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) times cuDNN, and "
         r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes, ([\d.]+) to ([\d.]+) times")
@@ -352,7 +352,7 @@ def test_ch04_fast_reference_numbers():
     assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
     assert any("ms_rounds" in r for r in doc["records"])  # "timed each kernel three times ... kept the median"
     # the two earlier runs, back to back (benchmarks/gpu_2026-11-26_s10/j and k: the same H100, their logs)
-    lo1, hi1, lo2, hi2 = quoted("ch04_flash_attention", r"gave the fast reference ([\d.]+) to ([\d.]+) and "
+    lo1, hi1, lo2, hi2 = quoted("ch04_flash_attention", r"gave the\s+fast reference ([\d.]+) to ([\d.]+) and "
                                 r"([\d.]+) to ([\d.]+) times cuDNN over the same\s+20 shapes")
     for run, (a, b) in (("j", (lo1, hi1)), ("k", (lo2, hi2))):
         assert "NVIDIA H100 80GB HBM3" in load(f"benchmarks/gpu_2026-11-26_s10/{run}/gpu.txt")
@@ -361,6 +361,46 @@ def test_ch04_fast_reference_numbers():
         k = {(T, D, mask, impl): float(v) for T, D, mask, impl, v in rows}
         r = [v / k[(T, D, mask, "sdpa-cudnn")] for (T, D, mask, impl), v in k.items() if impl == "flashcourse"]
         assert len(r) == 20 and (round(min(r), 2), round(max(r), 2)) == (a, b)
+
+
+def test_ch04_three_groups():
+    """Chapter 4's bullet on three consumer groups: the register count it derives (against the kernel's own split)
+    and its measurements against the runs' JSON (attention_gluon_check.py --psmem, medians of 3 rounds, H200)."""
+    from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+    ch = "ch04_flash_attention"
+    s_regs, p_regs, acc = quoted(ch, r"in `float32`, \$64 \\cdot 128 / 128 = (\d+)\$; the\s+probabilities \$P\$ in "
+                                 r"`bfloat16` for the next product, (\d+) \(two to a register\); the output "
+                                 r"accumulator,\s+\$64 \\cdot D / 128 = D/2\$, (\d+) at \$D = 128\$")
+    assert (s_regs, p_regs, acc) == (64 * 128 // 128, 64 * 128 // 2 // 128, 128 // 2)
+    two, prod, three = quoted(ch, r"share the rest at (\d+) each .{0,40}?three at \$\(512 - (\d+)\)/3 \\approx \d+\$, "
+                              r"rounded down to a multiple of 8: (\d+)")
+    assert prod == fg.Config(192, 128, 2, 3).producer_regs
+    assert (two, three) == (fg.consumer_regs(fg.Config(128, 128, 2, 2)), fg.consumer_regs(fg.THREE_128))
+    assert s_regs + p_regs + acc == three and s_regs + acc == 128  # "128 of the 160 remain in use"
+    assert fg.THREE_128.p_bufs and fg.THREE_128.num_consumers == 3
+    runs = {r: load(f"{S16}/{r}/{name}.json") for r, name in (("a", "psmem"), ("b", "b1"))}
+    assert all(doc["device"] == "NVIDIA H200" and doc["rounds"] == 3 for doc in runs.values())
+
+    def tflops(run, D, T, causal, variant):
+        (rec,) = [r for r in runs[run]["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
+                  and r["variant"].endswith(variant)]
+        return round(rec["tflops"])
+    three_t, two_t = quoted(ch, r"no mask\): (\d+) against (\d+) TFLOP/s")
+    assert (three_t, two_t) == (tflops("b", 128, 4096, False, fg.THREE_128.name()),
+                                tflops("b", 128, 4096, False, fg.PINGPONG_128.name()))
+    three_s, two_s = quoted(ch, r"at\s+\$T = 1024\$, (\d+) against (\d+), run `a`")
+    assert (three_s, two_s) == (tflops("a", 64, 1024, False, fg.THREE_64.name()),
+                                tflops("a", 64, 1024, False, fg.CONFIGS[64].name()))
+    # "turns read within 2% of the same kernel without them": run b's second process against the first and run a
+    (within,) = quoted(ch, r"With three groups \(below\) turns read within (\d+)% of the same kernel")
+    pp = [r for r in load(f"{S16}/b/b2.json")["records"] if "-pp-" in r["variant"] and r.get("tflops")]
+    assert len(pp) >= 6
+    for r in pp:
+        plain = r["variant"].replace("-pp", "")
+        base = [tflops(run, r["D"], r["T"], r["causal"], plain) for run in ("b", "a")
+                if any((x["D"], x["T"], x["causal"]) == (r["D"], r["T"], r["causal"]) and x["variant"].endswith(plain)
+                       and x.get("tflops") for x in runs[run]["records"])]
+        assert base and abs(r["tflops"] / base[0] - 1) < within / 100, (r["variant"], r["T"], r["tflops"], base)
 
 
 def test_ch04_pingpong_gains():
@@ -545,7 +585,8 @@ S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 swe
 
 S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
 S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep with the guard for large maxima
-S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h the H200 report (s13's run_h.sh, rerun with Liger)
+S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h an H200 report (s13's run_h.sh, rerun with Liger)
+S16 = "benchmarks/gpu_2026-11-28_s16"  # the sixteenth: c the H200 report with three-consumer attention
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
@@ -794,7 +835,7 @@ def test_ch03_cluster_measured():
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
         r"`benchmarks/gpu_2026-11-27_s13/e`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
-        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-28_s15/s13h`\) ([\d.]+)% and ([\d.]+)%")
+        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-28_s16/c`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
     old_f32, old_bf16, first_f32, first_bf16 = quoted(
         ch, r"Its report at that point \(run `benchmarks/gpu_2026-11-27_s11/n`\)\s+read ([\d.]+)% at the "
@@ -812,7 +853,7 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in ((f"{S13}/e", H100), (f"{S15}/s13h", H200)):
+    for run, gpu in ((f"{S13}/e", H100), (f"{S16}/c", H200)):
         log = load(f"{run}/report.log")
         assert f"copy {round(reports[gpu][0]['copy_gbps'])} GB/s" in log  # the percentages' denominator too
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
