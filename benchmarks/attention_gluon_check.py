@@ -26,8 +26,6 @@ are dropped with an error record, and the rest is still timed (the turn barriers
 each config of flash_attention_gluon.PSMEM_SWEEP[D] (--configs: those whose name contains one of the strings; P
 through shared memory, three consumer warpgroups), each checked first on small inputs (persistent ones also on 3
 SMs); no Hopper candidate; --rounds 3 unless given.
---carry: as --psmem, but per shape only choose()'s config and, where it is persistent, the same with Config.carry
-(a work item's last P V and output overlap the next item's first scores).
 --rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
 keeps every round (ms_rounds) and their median (ms, tflops).
 
@@ -116,14 +114,12 @@ def pingpong_variants(D, T, causal):
     return out
 
 
-def psmem_variants(D, T, causal, wanted=None, carry=False):
+def psmem_variants(D, T, causal, wanted=None):
     """--psmem: [(label, config)]: choose()'s config, then flash_attention_gluon.PSMEM_SWEEP[D] (those that fit
     T: a multiple of BLOCK_M / num_consumers and of BLOCK_N; --configs: those whose name contains one of the
     strings), choose()'s not repeated."""
     chosen = fg.choose(D, T, causal)
     out = [("choose " + chosen.name(), chosen)]
-    if carry:  # --carry: choose()'s config, and the same with Config.carry where it is persistent
-        return out + ([("choose+carry " + chosen.name(), chosen._replace(carry=True))] if chosen.persistent else [])
     for cfg in fg.PSMEM_SWEEP[D]:
         if wanted and not any(w in cfg.name() for w in wanted):
             continue
@@ -196,8 +192,7 @@ def main(argv=None):
     out = args[0]
     quick = "--quick" in args
     pingpong = "--pingpong" in args
-    carry = "--carry" in args
-    psmem = "--psmem" in args or carry
+    psmem = "--psmem" in args
     only = ({(int(d), int(t), bool(int(c))) for d, t, c in (x.split(":") for x in args[args.index("--shapes") + 1]
                                                            .split(","))} if "--shapes" in args else None)
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else (120.0 if pingpong else 230.0)
@@ -237,7 +232,7 @@ def main(argv=None):
     all_shapes = [s for s in shapes(quick, ts or (sorted({t for _, t, _ in only}) if only else None))
                   if only is None or s in only]
     if psmem:
-        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c, wanted, carry)]
+        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c, wanted)]
                           for D, T, c in all_shapes}
     pp_ok = True
     if pingpong:
@@ -265,7 +260,7 @@ def main(argv=None):
         if pingpong:
             gluon = pingpong_variants(D, T, causal)
         elif psmem:
-            gluon = psmem_variants(D, T, causal, wanted, carry)
+            gluon = psmem_variants(D, T, causal, wanted)
         else:
             variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
                              lambda: fh.flash_attention(q, k, v, o, causal)))

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Sixteenth session, run d (H200): Config.carry (persistent CTAs: a work item's last P V and its output overlap the
-# next item's first scores and softmax) against choose()'s persistent configs and cuDNN where we are behind: D 64 T
+# Sixteenth session, run d (H200; Config.carry and --carry are in commit 0e7d112, removed after this run):
+# Config.carry (persistent CTAs: a work item's last P V and its output overlap the next item's first scores and softmax) against choose()'s persistent configs and cuDNN where we are behind: D 64 T
 # 1024-4096 and D 128 T 1024 (not causal) and 1024-2048 (causal). attention_gluon_check.py --carry: each config
 # checked against fp32 on small inputs (also on 3 SMs: many items a CTA) and against SDPA first; 5 interleaved rounds.
 O=$OUT

@@ -92,13 +92,11 @@ class Config(NamedTuple):
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
-    carry: bool = False  # persistent: a work item's last P V and its output overlap the next item's first scores
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
-                + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-cy" if self.carry else ""))
+                + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
@@ -202,11 +200,6 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
-    if cfg.carry and not (cfg.persistent and cfg.num_stages >= 3 and cfg.p_bufs == 0 and not cfg.pingpong):
-        raise ValueError(f"flash_attention_gluon: {cfg}: carry needs persistent CTAs, 3 or more stages, P in registers "
-                         "and no ping-pong")
-    if cfg.carry and T is not None and T % cfg.BLOCK_M:
-        raise ValueError(f"flash_attention_gluon: {cfg}: carry needs T a multiple of BLOCK_M (no partial query tile)")
     if cfg.p_bufs not in (0, 1, 2):
         raise ValueError(f"flash_attention_gluon: {cfg}: p_bufs is 0, 1 or 2")
     if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
@@ -509,6 +502,10 @@ if HAS_GLUON:
         in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
         warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
         per released tile), so the turn counts match however many tiles each warpgroup computes."""
+        k_ready = bars[1]
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
         start = row0 + WG * M_WG  # this warpgroup's first query position in the head
         n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
         n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
@@ -527,96 +524,21 @@ if HAS_GLUON:
                      base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
                      NUM_CONSUMERS, PINGPONG, P_BUFS)
         if CAUSAL or ROW_TAIL:
-            _release_rest(bars, base + n_done, base + n_cta, WG, NUM_STAGES, NUM_CONSUMERS, PINGPONG)
+            # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
+            # loads for the others. Release those stages in order (waiting each load, so every arrive
+            # lands in its own round), or the producer would wait for this warpgroup forever.
+            for j in range(base + n_done, base + n_cta):
+                # Ping-pong: the turn first (passed on at once), then the loads: a turn held while waiting
+                # for V_j could deadlock with one stage (V_j's load waits the other warpgroup's P V_{j-1},
+                # issued in its turn j).
+                _turn_wait(bars, j, WG, PINGPONG)
+                _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
+                s = j % NUM_STAGES
+                mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
+                mbarrier.arrive(k_empty.index(s), count=1)
+                mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                mbarrier.arrive(v_empty.index(s), count=1)
         return n_cta
-
-    @gluon.jit
-    def _release_rest(bars, lo, hi, WG: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                      PINGPONG: gl.constexpr):
-        """Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer loads for
-        the others. Release those stages (ring slots lo .. hi-1) in order (waiting each load, so every arrive lands
-        in its own round), or the producer would wait for this warpgroup forever."""
-        k_ready = bars[1]
-        v_ready = bars[2]
-        k_empty = bars[3]
-        v_empty = bars[4]
-        for j in range(lo, hi):
-            # Ping-pong: the turn first (passed on at once), then the loads: a turn held while waiting
-            # for V_j could deadlock with one stage (V_j's load waits the other warpgroup's P V_{j-1},
-            # issued in its turn j).
-            _turn_wait(bars, j, WG, PINGPONG)
-            _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
-            s = j % NUM_STAGES
-            mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
-            mbarrier.arrive(k_empty.index(s), count=1)
-            mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
-            mbarrier.arrive(v_empty.index(s), count=1)
-
-    @gluon.jit
-    def _store_out(o_desc, o_smem, acc, l_i, row, o_layout: gl.constexpr):
-        """O = acc / l into the output buffer (after the previous item's store has read it), then one TMA store."""
-        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-        tma.store_wait(0)
-        o_smem.store(o.to(o_desc.dtype))
-        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
-        tma.async_copy_shared_to_global(o_desc, [row, 0], o_smem)
-
-    @gluon.jit
-    def _last_pv(acc, p, v_smem, bars, last, p_layout: gl.constexpr, NUM_STAGES: gl.constexpr):
-        """Issue the P V of ring slot `last` (async); returns its token and P's operand (live until it retired)."""
-        s = last % NUM_STAGES
-        mbarrier.wait(bars[2].index(s), last // NUM_STAGES & 1)
-        p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
-        return warpgroup_mma(p_op, v_smem.index(s), acc, is_async=True), p_op
-
-    @gluon.jit
-    def _consume_carry(my_q, k_smem, v_smem, o_desc, o_smem, bars, head_row, start, n_tiles, base, q_phase,
-                       qk_scale, acc_prev, p_prev, l_prev, row_prev, last_prev, has_prev,
-                       M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
-                       CAUSAL: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
-        """Config.carry: _consume for one work item, except that the previous item's last P V (ring slot
-        last_prev, its P and accumulator passed in) runs on the tensor cores while this item's first scores
-        are exponentiated, and its output is stored after that; this item's last P V and output are returned
-        (acc, P, l, output row, ring slot) for the next item, or for _consumer_persistent's end."""
-        k_empty = bars[3]
-        v_empty = bars[4]
-        n_unmasked = n_tiles
-        if CAUSAL:
-            n_unmasked = start // BLOCK_N
-        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                          instr_shape=[16, BLOCK_N, 16])
-        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                          instr_shape=[16, D, 16])
-        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
-        q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
-        m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-        l_i = gl.zeros([M_WG], gl.float32, gl.SliceLayout(1, s_layout))
-
-        mbarrier.wait(bars[0], q_phase)
-        s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES)
-        if has_prev:  # the previous item's last P V beside this item's first scores and softmax
-            o_tok, p_op = _last_pv(acc_prev, p_prev, v_smem, bars, last_prev, p_layout, NUM_STAGES)
-            sc = warpgroup_mma_wait(1, deps=(s_tok, ))
-            mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
-            acc_prev, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
-            mbarrier.arrive(v_empty.index(last_prev % NUM_STAGES), count=1)
-            _store_out(o_desc, o_smem, acc_prev, l_prev, row_prev, o_layout)
-        else:
-            sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-            mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
-        acc = gl.zeros([M_WG, D], gl.float32, o_layout)
-        lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
-        acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_q, bars, q_pos, qk_scale, 1, lo,
-                                   base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, False, 0)
-        if CAUSAL:
-            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_q, bars, q_pos, qk_scale, lo,
-                                       n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, False, 0)
-        mbarrier.arrive(bars[5], count=1)  # every Q Kᵀ of this item has retired: the next query tile may load
-        return acc, p, l_i, head_row + start, base + n_tiles - 1
 
     @gluon.jit
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
@@ -633,57 +555,21 @@ if HAS_GLUON:
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                             CARRY: gl.constexpr = False):
-        """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item). CARRY
-        (Config.carry): each item's last P V and output are finished inside the next item (_consume_carry), the
-        last item's after the loop."""
+                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
+        """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
         c = 0
-        if CARRY:
-            s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                              instr_shape=[16, BLOCK_N, 16])
-            o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                              instr_shape=[16, D, 16])
-            p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
-            acc = gl.zeros([M_WG, D], gl.float32, o_layout)
-            p = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)
-            l_i = gl.full([M_WG], 1.0, gl.float32, gl.SliceLayout(1, s_layout))
-            row = 0
-            last = 0
-            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-                for k in range(2):
-                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                    if has:
-                        start = row0 + WG * M_WG
-                        n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
-                        n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
-                                             ROW_TAIL)
-                        acc, p, l_i, row, last = _consume_carry(
-                            q_smem.index(WG), k_smem, v_smem, o_desc, o_smem.index(WG), bars, head_row, start,
-                            n_tiles, base, c & 1, qk_scale, acc, p, l_i, row, last, c > 0, M_WG, BLOCK_N, D,
-                            NUM_STAGES, CAUSAL, WG, NUM_CONSUMERS)
-                        if CAUSAL:
-                            _release_rest(bars, base + n_tiles, base + n_cta, WG, NUM_STAGES, NUM_CONSUMERS, False)
-                        base += n_cta
-                        c += 1
-            # The last item's P V and output (every CTA has one: the grid has at most one CTA per work unit).
-            o_tok, p_op = _last_pv(acc, p, v_smem, bars, last, p_layout, NUM_STAGES)
-            acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
-            mbarrier.arrive(bars[4].index(last % NUM_STAGES), count=1)
-            _store_out(o_desc, o_smem.index(WG), acc, l_i, row, o_layout)
-        else:
-            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-                for k in range(2):
-                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                    if has:
-                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0,
-                                               T, base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES,
-                                               NUM_CONSUMERS, CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
-                        c += 1
+        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+            for k in range(2):
+                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                if has:
+                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
+                                           base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
+                    c += 1
         tma.store_wait(0)
 
     @gluon.jit
@@ -777,7 +663,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, CARRY: gl.constexpr = False):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -810,7 +696,7 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [1], [PRODUCER_REGS])
@@ -818,10 +704,10 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -830,13 +716,13 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, CARRY)),
+                             P_BUFS)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                                          M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -859,8 +745,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, num_warps=4,  # the default partition: consumer warpgroup 0
-                **({"CARRY": True} if cfg.carry else {}))  # (persistent configs only)
+                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, num_warps=4)  # the default partition is consumer warpgroup 0
 
 
 def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
