@@ -1,9 +1,9 @@
 """Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
 that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
 interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
-or not, short and long sequences: T 2048 not causal, the case that reaches D 128's CONFIGS entry, was added after
-the last GPU run), on inputs whose every score is very negative too, and a T that is no multiple of its tiles
-falls back."""
+or not, short and long sequences: T 2048 not causal and the long-sequence cases reach the three-consumer configs,
+THREE_128 and THREE_64, whose 192-row query tiles end partial there), on inputs whose every score is very negative
+too, and a T that is no multiple of its tiles falls back."""
 import pytest
 import torch
 

@@ -130,8 +130,13 @@ def _check_ptx(cfg, path):
     assert "wgmma.wait_group.sync.aligned 1" in ptx  # S waited while P V stays in flight
     # P V's A operand: P in registers ({...}, {...}, B's descriptor), or (p_bufs) P's shared buffer (a descriptor)
     assert bool(re.search(r"wgmma\.mma_async[^;]*\},\s*\{", ptx)) == (cfg.p_bufs == 0)
-    if cfg.p_bufs:  # P stored to shared memory and fenced for the async proxy (besides the output's store)
-        assert ptx.count("fence.proxy.async.shared::cta") > cfg.num_consumers
+    # P stored to shared memory and fenced for the async proxy: fences followed by a wgmma before any TMA store (the
+    # output's fence is followed by its store), at least the prologue's and the loop's in every consumer
+    p_fences = 0
+    for f in (m.start() for m in re.finditer(r"fence\.proxy\.async\.shared::cta", ptx)):
+        nxt, store = ptx.find("wgmma.fence.sync.aligned", f), ptx.find("cp.async.bulk.tensor.2d.global.shared::cta", f)
+        p_fences += nxt != -1 and (store == -1 or nxt < store)
+    assert (p_fences >= 2 * cfg.num_consumers) if cfg.p_bufs else p_fences == 0, p_fences
 
 
 PP = [(D, cfg, causal) for D, cfg in PINGPONG_CONFIGS for causal in (False, True)]

@@ -376,7 +376,9 @@ def test_ch04_three_groups():
                               r"rounded down to a multiple of 8: (\d+)")
     assert prod == fg.Config(192, 128, 2, 3).producer_regs
     assert (two, three) == (fg.consumer_regs(fg.Config(128, 128, 2, 2)), fg.consumer_regs(fg.THREE_128))
-    assert s_regs + p_regs + acc == three and s_regs + acc == 128  # "128 of the 160 remain in use"
+    kib, in_use, of = quoted(ch, r"shared-memory buffer \((\d+) KiB a group\).{0,300}?and (\d+) of the (\d+) "
+                             r"remain in use")
+    assert s_regs + p_regs + acc == three == of and s_regs + acc == in_use and kib * 1024 == 64 * 128 * 2
     assert fg.THREE_128.p_bufs and fg.THREE_128.num_consumers == 3
     runs = {r: load(f"{S16}/{r}/{name}.json") for r, name in (("a", "psmem"), ("b", "b1"))}
     assert all(doc["device"] == "NVIDIA H200" and doc["rounds"] == 3 for doc in runs.values())
@@ -388,10 +390,11 @@ def test_ch04_three_groups():
     three_t, two_t = quoted(ch, r"no mask\): (\d+) against (\d+) TFLOP/s")
     assert (three_t, two_t) == (tflops("b", 128, 4096, False, fg.THREE_128.name()),
                                 tflops("b", 128, 4096, False, fg.PINGPONG_128.name()))
-    three_s, two_s = quoted(ch, r"at\s+\$T = 1024\$, (\d+) against (\d+), run `a`")
-    assert (three_s, two_s) == (tflops("a", 64, 1024, False, fg.THREE_64.name()),
-                                tflops("a", 64, 1024, False, fg.CONFIGS[64].name()))
-    # "turns read within 2% of the same kernel without them": run b's second process against the first and run a
+    three_s, two_s, three_l, two_l = quoted(ch, r"at\s+\$T = 1024\$, (\d+) against (\d+), run `a`; at \$T = 4096\$ "
+                                            r"without the mask (\d+) against (\d+)\)")
+    assert (three_s, two_s, three_l, two_l) == tuple(tflops("a", 64, T, False, cfg.name()) for T in (1024, 4096)
+                                                    for cfg in (fg.THREE_64, fg.CONFIGS[64]))
+    # "turns read within 3% of the same kernel without them": run b's second process against the first and run a
     (within,) = quoted(ch, r"With three groups \(below\) turns read within (\d+)% of the same kernel")
     pp = [r for r in load(f"{S16}/b/b2.json")["records"] if "-pp-" in r["variant"] and r.get("tflops")]
     assert len(pp) >= 6

@@ -59,7 +59,8 @@ Causal: key tiles right of the diagonal are never loaded; only tiles that stradd
 masked (a second loop); the grid runs the longest query tiles first so the short ones fill the tail.
 The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
 
-Configs per head dimension in CONFIGS; every field can be overridden per call (a GPU sweep picks:
+Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_64 and THREE_128; choose()
+says which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
 from __future__ import annotations
@@ -99,7 +100,9 @@ class Config(NamedTuple):
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else ""))
 
 
-# FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA. Chosen by
+# FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
+# takes them only where three consumer warpgroups do not win: CONFIGS[64] for D 64 below T 8192; CONFIGS[128] and its
+# ping-pong variant no longer, THREE_128 below). Chosen by
 # benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
@@ -126,7 +129,7 @@ PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_12
 #   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stays there).
 # D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
 #   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
-# Ping-pong on top (three turns) read within 1% of these (run b).
+# Ping-pong on top (three turns, another process) read within 2% of these (run b; 3% with two P buffers).
 THREE_128 = Config(192, 128, 2, 3, p_bufs=1)
 THREE_64 = Config(192, 128, 2, 3, p_bufs=1)
 
@@ -155,8 +158,9 @@ SWEEP = {
 SWEEP[64].append(THREE_64)  # choose()'s for long sequences (P through shared memory: PSMEM_SWEEP)
 SWEEP[128].append(THREE_128)
 # Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills, but THREE_128 when causal (56 B
-# with triton 3.7.1) (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last
-# query tile). Left out: 128 rows per consumer with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent
+# of spill stores under triton 3.6.0 and 3.7.1; loads 72-84 B under 3.7.1, 100 B under 3.6.0)
+# (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last query tile).
+# Left out: 128 rows per consumer with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent
 # even without), three consumers with BLOCK_N = 128 and P in registers (BM192-BN128: kilobytes of spills at 160
 # registers) and the persistent BM128-BN128-s2 for D = 128
 # (12 B of spills when causal; the persistent loop's counters cost the consumers a few registers).
