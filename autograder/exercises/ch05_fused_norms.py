@@ -474,6 +474,7 @@ register(Exercise(
 # ---- 5. SwiGLU + residual + RMSNorm + per-row fp8 quantisation in one Triton kernel ----
 
 FP8_MAX = 448.0
+FP32_H_ULPS = 8  # roundings allowed in a float32 h = silu(gate) * up + residual (sigmoid, two products, a sum)
 
 
 def _fp8_inputs(case: Case, shape, gen, device):
@@ -490,9 +491,19 @@ def _fp8_reference(inputs):
     import torch
     a, u, r = (inputs[n].to(torch.float64) for n in ("gate", "up", "residual"))
     h = a * torch.sigmoid(a) * u + r
-    y = _rms64(h, inputs["gamma"].to(torch.float64))
+    gamma = inputs["gamma"].to(torch.float64)
+    y = _rms64(h, gamma)
     scale = y.abs().amax(-1).clamp_min(1e-12) / FP8_MAX
-    return {"y": y, "scale": scale}
+    # How far a correct float32 kernel may land from this: h = silu(a) u + r in float32 is off by a few roundings of
+    # its terms (FP32_H_ULPS units of 2^-24 of |silu(a) u| + |r|), which is large against h where the two terms
+    # cancel. That moves y_c by |gamma_c| err_c / rms (dy_abs) and the rms by sum |h| err / sum (h^2 + eps)
+    # (rms_rel). A row of 8 x 1 drew a cancellation that put the reference solution's scale 1.9e-5 off.
+    err = FP32_H_ULPS * 2.0 ** -24 * ((a * torch.sigmoid(a) * u).abs() + r.abs())
+    ms = (h * h).mean(-1, keepdim=True) + float(inputs["eps"])
+    rms = ms.sqrt()
+    rms_rel = (h.abs() * err).mean(-1, keepdim=True) / ms
+    dy_abs = gamma.abs() * err / rms + y.abs() * rms_rel
+    return {"y": y, "scale": scale, "dy_abs": dy_abs}
 
 
 def _fp8_run(ns, inputs, outs):
@@ -507,7 +518,7 @@ def _fp8_run(ns, inputs, outs):
 def _fp8_verify(out, ref, inputs, case) -> list[str]:
     import torch
     s = out["scale"].to(ref["y"].device, torch.float64)
-    bad = ~((s - ref["scale"]).abs() <= 1e-5 * ref["scale"])
+    bad = ~((s - ref["scale"]).abs() <= 1e-5 * ref["scale"] + ref["dy_abs"].amax(-1) / FP8_MAX)
     if bad.any():
         r = int(bad.nonzero()[0][0])
         return [f"scale[{r}] = {float(s[r]):.7g}, expected {float(ref['scale'][r]):.7g} (= max |y| / 448 of row {r}, "
@@ -520,7 +531,7 @@ def _fp8_verify(out, ref, inputs, case) -> list[str]:
     _, e = torch.frexp(want.abs().clamp_min(2.0**-6))
     step = torch.ldexp(torch.ones_like(want), (e - 1 - 3).to(torch.int32))  # one e4m3 step (3 mantissa bits)
     err = (v - want).abs()
-    bad = ~(err <= 0.5 * step + 1e-5 * want.abs())
+    bad = ~(err <= 0.5 * step + 1e-5 * want.abs() + ref["dy_abs"] / s[:, None])
     if bad.any():
         r, c = (int(i) for i in torch.nonzero(bad)[0])
         return [f"q[{r}, {c}] = {float(v[r, c]):.5g}, expected {float(want[r, c]):.5g} rounded to e4m3 (y / scale; "
