@@ -5,7 +5,7 @@ the Triton Hopper candidate (flash_attention_hopper.py, its CONFIGS default) and
         [--T 1024,2048] [--configs persistent,BM192,-p,gluon-BM128-BN128-s3-c2] [--rounds 3]
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --pingpong [--budget 120] [--rounds 3]
     PYTHONPATH=$PWD python benchmarks/attention_gluon_check.py OUT.json --psmem [--shapes 64:1024:0,128:2048:1]
-        [--budget 230] [--rounds 3]
+        [--sweep SHORT_SWEEP] [--budget 230] [--rounds 3]
 
 One process, bf16, B=4, H=32, T in 1024..16384 (--quick: 4096 only; --T: those lengths), D 128 and 64, causal
 False/True; T = 4096 first. For each shape: SDPA cuDNN, the Hopper candidate, then every config of
@@ -23,9 +23,9 @@ third stage), no Hopper candidate; --budget 120 and --rounds 3 unless given. Bef
 many work items) against fp32 with a timeout: if it hangs, fails or times out it is killed, the ping-pong variants
 are dropped with an error record, and the rest is still timed (the turn barriers are the one new way to deadlock).
 --psmem: per shape (--shapes D:T:causal,..., default every shape) SDPA cuDNN, choose()'s config ("choose") and
-each config of flash_attention_gluon.PSMEM_SWEEP[D] (--configs: those whose name contains one of the strings; P
-through shared memory, three consumer warpgroups), each checked first on small inputs (persistent ones also on 3
-SMs); no Hopper candidate; --rounds 3 unless given.
+each config of flash_attention_gluon.PSMEM_SWEEP[D] (--sweep NAME: of another dict of that module, SHORT_SWEEP;
+--configs: those whose name contains one of the strings; P through shared memory, three consumer warpgroups),
+each checked first on small inputs (persistent ones also on 3 SMs); no Hopper candidate; --rounds 3 unless given.
 --rounds N: each config that passed is timed N times, rounds interleaved over the shape's variants; the record
 keeps every round (ms_rounds) and their median (ms, tflops).
 
@@ -114,13 +114,13 @@ def pingpong_variants(D, T, causal):
     return out
 
 
-def psmem_variants(D, T, causal, wanted=None):
-    """--psmem: [(label, config)]: choose()'s config, then flash_attention_gluon.PSMEM_SWEEP[D] (those that fit
-    T: a multiple of BLOCK_M / num_consumers and of BLOCK_N; --configs: those whose name contains one of the
-    strings), choose()'s not repeated."""
+def psmem_variants(D, T, causal, wanted=None, sweep_name="PSMEM_SWEEP"):
+    """--psmem: [(label, config)]: choose()'s config, then flash_attention_gluon.PSMEM_SWEEP[D] (--sweep: another
+    dict of the module, e.g. SHORT_SWEEP) (those that fit T: a multiple of BLOCK_M / num_consumers and of BLOCK_N;
+    --configs: those whose name contains one of the strings), choose()'s not repeated."""
     chosen = fg.choose(D, T, causal)
     out = [("choose " + chosen.name(), chosen)]
-    for cfg in fg.PSMEM_SWEEP[D]:
+    for cfg in getattr(fg, sweep_name)[D]:
         if wanted and not any(w in cfg.name() for w in wanted):
             continue
         if cfg != chosen and T % (cfg.BLOCK_M // cfg.num_consumers) == 0 and T % cfg.BLOCK_N == 0:
@@ -200,6 +200,7 @@ def main(argv=None):
     ts = [int(t) for t in args[args.index("--T") + 1].split(",")] if "--T" in args else None
     wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong or psmem else 1)
+    sweep_name = args[args.index("--sweep") + 1] if "--sweep" in args else "PSMEM_SWEEP"
     if "--preflight" in args:
         preflight(ts or T_PINGPONG, per_call)
     if pingpong:
@@ -232,8 +233,9 @@ def main(argv=None):
     all_shapes = [s for s in shapes(quick, ts or (sorted({t for _, t, _ in only}) if only else None))
                   if only is None or s in only]
     if psmem:
-        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c, wanted)]
+        doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in psmem_variants(D, T, c, wanted, sweep_name)]
                           for D, T, c in all_shapes}
+        doc["sweep"] = sweep_name
     pp_ok = True
     if pingpong:
         doc["configs"] = {f"{D},{T},{int(c)}": [n for n, _ in pingpong_variants(D, T, c)] for D, T, c in all_shapes}
@@ -260,7 +262,7 @@ def main(argv=None):
         if pingpong:
             gluon = pingpong_variants(D, T, causal)
         elif psmem:
-            gluon = psmem_variants(D, T, causal, wanted)
+            gluon = psmem_variants(D, T, causal, wanted, sweep_name)
         else:
             variants.append(("triton hopper " + fh.resolve_config(D).name(), None,
                              lambda: fh.flash_attention(q, k, v, o, causal)))

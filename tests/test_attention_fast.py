@@ -94,3 +94,35 @@ def test_new_configs_take_the_tested_lengths():
     for D, cfg in NEW_CONFIGS:
         for T in (128, 384, 1024):
             fg.check_config(cfg, D, T)
+
+
+# P through shared memory (Config.p_bufs) where choose() does not take it: two buffers a warpgroup, persistent CTAs
+# (num_sms=3: many work items a CTA, the P buffers' ring running on across them), ping-pong turns with one and two
+# buffers, and choose()'s three-consumer configs themselves; each on float16 and on scores that are all very negative
+# too (the running max starts at -inf).
+P_BUF_CONFIGS = [(64, fg.Config(192, 128, 2, 3, p_bufs=2)), (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2)),
+                 (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=1)),
+                 (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=2)),
+                 (128, fg.Config(192, 64, 3, 3, persistent=True, p_bufs=1)), (128, fg.Config(128, 128, 2, 2, p_bufs=1)),
+                 (64, fg.THREE_64), (128, fg.THREE_128)]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", P_BUF_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in P_BUF_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_p_through_shared_memory(D, cfg, causal):
+    for T in (384, 1024):  # 384: a partial last 192-row query tile
+        for num_sms in ((None, 3) if cfg.persistent else (None, )):
+            run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
+                impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+    run((1, 2, 1024, D), causal, torch.float16, device="cuda",
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
+    run((1, 2, 384, D), causal, torch.bfloat16, kind="negative", device="cuda",
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=3))
+
+
+def test_p_buffer_configs_take_the_tested_lengths():
+    assert all(cfg.p_bufs for _, cfg in P_BUF_CONFIGS)
+    for D, cfg in P_BUF_CONFIGS:
+        for T in (384, 1024):
+            fg.check_config(cfg, D, T)

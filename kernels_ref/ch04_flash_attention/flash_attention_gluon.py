@@ -181,6 +181,21 @@ PSMEM_SWEEP = {
           Config(128, 128, 2, 2, p_bufs=1), Config(192, 64, 3, 3, persistent=True, p_bufs=1),
           Config(192, 128, 2, 3, pingpong=True, p_bufs=1)],
 }
+# Where choose() is still behind cuDNN (the H200 report, gpu_2026-11-28_s16/c: D 64 T 1024-4096, 0.92-0.96x; D 128
+# T 1024 not causal, 0.92x): larger key tiles for D 64 (BLOCK_N 256 halves the work done once a tile, the row
+# reductions, O's rescale, the barrier waits; its 64 x 256 scores are 128 registers a thread, so P goes through
+# shared memory), 128 query rows a warpgroup (BM256-BN64), and P through shared memory in the persistent configs.
+# Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills, but BM128-BN256-s2-c2-p-ps1 when causal
+# (52 B); with P in registers BM128-BN256 spills about 1 KB and BM256-BN128 with P in shared memory 100 B or more.
+# Timed by benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP.
+SHORT_SWEEP = {
+    64: [Config(128, 256, 2, 2, p_bufs=1), Config(128, 256, 2, 2, persistent=True, p_bufs=1),
+         Config(128, 256, 2, 2, pingpong=True, p_bufs=1), Config(256, 64, 3, 2, p_bufs=1),
+         Config(256, 64, 3, 2, persistent=True, p_bufs=1), Config(256, 64, 4, 2, p_bufs=2),
+         Config(128, 128, 3, 2, persistent=True, p_bufs=1)],
+    128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
+          Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
