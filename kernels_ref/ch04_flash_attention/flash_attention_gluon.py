@@ -186,15 +186,17 @@ PSMEM_SWEEP = {
 # reductions, O's rescale, the barrier waits; its 64 x 256 scores are 128 registers a thread, so P goes through
 # shared memory), 128 query rows a warpgroup (BM256-BN64), and P through shared memory in the persistent configs.
 # Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills, but BM128-BN256-s2-c2-p-ps1 when causal
-# (52 B); with P in registers BM128-BN256 spills about 1 KB and BM256-BN128 with P in shared memory 100 B or more.
+# (52 B, ping-pong or not); with P in registers BM128-BN256 spills about 1 KB and BM256-BN128 with P in shared memory 100 B or more.
 # Timed by benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP.
 SHORT_SWEEP = {
     64: [Config(128, 256, 2, 2, p_bufs=1), Config(128, 256, 2, 2, persistent=True, p_bufs=1),
          Config(128, 256, 2, 2, pingpong=True, p_bufs=1), Config(256, 64, 3, 2, p_bufs=1),
          Config(256, 64, 3, 2, persistent=True, p_bufs=1), Config(256, 64, 4, 2, p_bufs=2),
-         Config(128, 128, 3, 2, persistent=True, p_bufs=1)],
+         Config(128, 128, 3, 2, persistent=True, p_bufs=1),
+         Config(128, 256, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
     128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
-          Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128],
+          Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
+          Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
