@@ -44,8 +44,7 @@ def test_gluon_on_hopper(D, causal, T):
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,T", [(128, 4096), (64, 8192)])
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("D,T,causal", [(128, 4096, False), (128, 4096, True), (64, 8192, True)])
 def test_gluon_three_consumers_on_long_sequences(D, T, causal):
     """choose()'s three consumer warpgroups with P through shared memory (THREE_64, THREE_128), where it takes them:
     4096 and 8192 are no multiples of their 192-row query tiles, so the last one is partial."""
@@ -53,11 +52,14 @@ def test_gluon_three_consumers_on_long_sequences(D, T, causal):
     assert _run((1, 2, T, D), causal, torch.bfloat16, "cuda") == "gluon"
 
 
-def test_choose_takes_three_consumers_where_measured():
-    assert [fg.choose(128, T, False).name() for T in (1024, 2048, 16384)] == [
-        fg.SHORT_128.name(), fg.THREE_128.name(), fg.THREE_128.name()]
-    assert fg.choose(128, 2048, True) == fg.SHORT_128 and fg.choose(128, 4096, True) == fg.THREE_128
-    assert fg.choose(64, 4096, False) == fg.CONFIGS[64] and fg.choose(64, 8192, True) == fg.THREE_64
+def test_choose_takes_the_measured_configs():
+    assert [fg.choose(128, T, False) for T in (1024, 2048, 16384)] == [fg.PERSIST_128, fg.THREE_128, fg.THREE_128]
+    assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
+    assert fg.choose(128, 4096, True) == fg.THREE_128
+    assert [fg.choose(64, T, False) for T in (1024, 4096, 16384)] == [fg.WIDE_64] * 3
+    assert fg.choose(64, 384, False) == fg.choose(64, 4096, True) == fg.CONFIGS[64]  # 384: no multiple of 256
+    assert fg.choose(64, 8192, True) == fg.THREE_64
+    assert fg.WIDE_64.BLOCK_N == 256 and fg.WIDE_64.p_bufs == fg.PERSIST_128.p_bufs == 1
     assert fg.THREE_64.num_consumers == fg.THREE_128.num_consumers == 3 and fg.THREE_128.p_bufs == 1
 
 
@@ -76,7 +78,8 @@ def test_a_length_gluon_does_not_take_falls_back():
 # The sweep's newer Gluon configs (benchmarks/attention_gluon_check.py), called directly: persistent CTAs (phases of
 # every mbarrier running on across work items; num_sms=3 gives each CTA many items) and three consumer warpgroups
 # (BLOCK_M 192: T = 128 and 1024 end in a partial query tile).
-NEW_CONFIGS = [(D, cfg) for D, cfgs in fg.SWEEP.items() for cfg in cfgs if cfg.persistent or cfg.num_consumers == 3]
+NEW_CONFIGS = [(D, cfg) for D, cfgs in fg.SWEEP.items() for cfg in cfgs
+               if (cfg.persistent or cfg.num_consumers == 3) and cfg.BLOCK_N < 256]  # WIDE_64: P_BUF_CONFIGS below
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
@@ -96,33 +99,38 @@ def test_new_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# P through shared memory (Config.p_bufs) where choose() does not take it: two buffers a warpgroup, persistent CTAs
-# (num_sms=3: many work items a CTA, the P buffers' ring running on across them), ping-pong turns with one and two
-# buffers, and choose()'s three-consumer configs themselves; each on float16 and on scores that are all very negative
-# too (the running max starts at -inf).
+# P through shared memory (Config.p_bufs): two buffers a warpgroup, persistent CTAs (num_sms=3: many work items a CTA,
+# the P buffers' ring running on across them), ping-pong turns with one and two buffers, and choose()'s configs with P
+# buffers themselves (three consumers; WIDE_64's 256-key tiles; PERSIST_128); each on float16 and on scores that are
+# all very negative too (the running max starts at -inf).
 P_BUF_CONFIGS = [(64, fg.Config(192, 128, 2, 3, p_bufs=2)), (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2)),
                  (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=1)),
                  (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=2)),
                  (128, fg.Config(192, 64, 3, 3, persistent=True, p_bufs=1)), (128, fg.Config(128, 128, 2, 2, p_bufs=1)),
-                 (64, fg.THREE_64), (128, fg.THREE_128)]
+                 (64, fg.THREE_64), (128, fg.THREE_128), (64, fg.WIDE_64), (128, fg.PERSIST_128)]
+
+
+def _lengths(cfg):
+    """Two lengths the config takes: 384 (a partial last 192-row query tile) where it fits, else 512; and 1024."""
+    return (384 if 384 % cfg.BLOCK_N == 0 else 512), 1024
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
 @pytest.mark.parametrize("D,cfg", P_BUF_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in P_BUF_CONFIGS])
 @pytest.mark.parametrize("causal", [False, True])
 def test_gluon_p_through_shared_memory(D, cfg, causal):
-    for T in (384, 1024):  # 384: a partial last 192-row query tile
+    for T in _lengths(cfg):
         for num_sms in ((None, 3) if cfg.persistent else (None, )):
             run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
                 impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
     run((1, 2, 1024, D), causal, torch.float16, device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
-    run((1, 2, 384, D), causal, torch.bfloat16, kind="negative", device="cuda",
+    run((1, 2, _lengths(cfg)[0], D), causal, torch.bfloat16, kind="negative", device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=3))
 
 
 def test_p_buffer_configs_take_the_tested_lengths():
     assert all(cfg.p_bufs for _, cfg in P_BUF_CONFIGS)
     for D, cfg in P_BUF_CONFIGS:
-        for T in (384, 1024):
+        for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

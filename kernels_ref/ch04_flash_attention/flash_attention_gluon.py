@@ -53,13 +53,14 @@ The kernel's partitions (`gl.warp_specialize`), FlashAttention-3's design:
   P goes from the S accumulator's registers to the A operand of the PV wgmma without shared memory:
   the wgmma accumulator and A-operand register layouts hold the same rows in the same threads. Or
   (Config.p_bufs, FA3's choice for D 64) through one or two shared buffers a warpgroup, which frees P's
-  registers while its P V runs: room for a third consumer warpgroup (PSMEM_SWEEP).
+  registers while its P V runs: room for a third consumer warpgroup (PSMEM_SWEEP), or for 256-key tiles'
+  scores beside the accumulator (WIDE_64, SHORT_SWEEP).
 
 Causal: key tiles right of the diagonal are never loaded; only tiles that straddle the diagonal are
 masked (a second loop); the grid runs the longest query tiles first so the short ones fill the tail.
 The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
 
-Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_64 and THREE_128; choose()
+Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128; choose()
 says which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
@@ -101,8 +102,8 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them only where three consumer warpgroups do not win: CONFIGS[64] for D 64 below T 8192; CONFIGS[128] and its
-# ping-pong variant no longer, THREE_128 below). Chosen by
+# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 causal below T 8192 (and a T no
+# multiple of 256); CONFIGS[128] and its ping-pong variant no longer, THREE_128 and PERSIST_128 below). Chosen by
 # benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
@@ -134,14 +135,32 @@ THREE_128 = Config(192, 128, 2, 3, p_bufs=1)
 THREE_64 = THREE_128  # the same tiles won for D 64 (one config, two names for choose()'s two cases)
 
 
+# Not causal, where choose() was still behind cuDNN (SHORT_SWEEP below), timed against choose()'s earlier configs and
+# cuDNN in one process on an H200 (benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP, medians of 3
+# interleaved rounds, TFLOP/s; seventeenth session, gpu_2026-11-28_s17/a and b):
+# D 64, WIDE_64 (256-key tiles, persistent, P through one shared buffer a warpgroup) against CONFIGS[64] (T <= 4096)
+#   or THREE_64 (T >= 8192): T 1024 376-377 / 374-375 (cuDNN 396-397), T 2048 453-454 / 430, T 4096 502-504 /
+#   463-464 (484-485), T 8192 491 / 479 (471), T 16384 481 / 469 (469). When causal it lost everywhere (T 1024 210
+#   against 256, T 4096 383 against 411: a 256-key tile on the diagonal is mostly masked).
+# D 128 T 1024, PERSIST_128 (persistent BM128-BN128, P through one shared buffer) against SHORT_128: 540-541 / 509-511
+#   (cuDNN 562); causal 378 / 405 (SHORT_128 stays); T 2048 639 against THREE_128's 661.
+# Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
+WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
+PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1)
+
+
 def choose(D: int, T: int, causal: bool) -> Config | None:
-    """The config flash_attention runs when none is given: SHORT_128 for D 128 on short sequences (T 1024 490 -> 501
-    TFLOP/s, causal T <= 2048 481 -> 508 on the H100 runs above), THREE_128 for D 128's longer ones, THREE_64 for D
-    64 from T 8192, CONFIGS[64] below (the measurements above each)."""
-    if D == 128 and (T <= 1024 or causal and T <= 2048):
+    """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
+    PERSIST_128 up to T 1024, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 (T a
+    multiple of its 256-key tiles), else THREE_64 from T 8192 and CONFIGS[64] below."""
+    if D == 128 and not causal and T <= 1024:
+        return PERSIST_128
+    if D == 128 and causal and T <= 2048:
         return SHORT_128
     if D == 128:
         return THREE_128
+    if D == 64 and not causal and T % WIDE_64.BLOCK_N == 0:
+        return WIDE_64
     if D == 64 and T >= 8192:
         return THREE_64
     return CONFIGS.get(D)
@@ -155,8 +174,8 @@ SWEEP = {
           Config(64, 128, 2, 1),
           Config(128, 64, 3, 2, persistent=True), Config(128, 64, 4, 2, persistent=True)],
 }
-SWEEP[64].append(THREE_64)  # choose()'s for long sequences (P through shared memory: PSMEM_SWEEP)
-SWEEP[128].append(THREE_128)
+SWEEP[64] += [THREE_64, WIDE_64]  # choose()'s with P through shared memory (PSMEM_SWEEP, SHORT_SWEEP)
+SWEEP[128] += [THREE_128, PERSIST_128]
 # Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills, but THREE_128 when causal (56 B
 # of spill stores under triton 3.6.0 and 3.7.1; loads 72-84 B under 3.7.1, 100 B under 3.6.0)
 # (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last query tile).
@@ -186,8 +205,8 @@ PSMEM_SWEEP = {
 # reductions, O's rescale, the barrier waits; its 64 x 256 scores are 128 registers a thread, so P goes through
 # shared memory), 128 query rows a warpgroup (BM256-BN64), and P through shared memory in the persistent configs.
 # Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills, but BM128-BN256-s2-c2-p-ps1 when causal
-# (52 B, ping-pong or not); with P in registers BM128-BN256 spills about 1 KB and BM256-BN128 with P in shared memory 100 B or more.
-# Timed by benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP.
+# (52 B, ping-pong or not); with P in registers BM128-BN256 spills about 1 KB, and BM256-BN128 with P in shared
+# memory 100 B or more. Timed by benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP.
 SHORT_SWEEP = {
     64: [Config(128, 256, 2, 2, p_bufs=1), Config(128, 256, 2, 2, persistent=True, p_bufs=1),
          Config(128, 256, 2, 2, pingpong=True, p_bufs=1), Config(256, 64, 3, 2, p_bufs=1),
