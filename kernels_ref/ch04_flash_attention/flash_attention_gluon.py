@@ -212,7 +212,10 @@ SHORT_SWEEP = {
          Config(128, 256, 2, 2, pingpong=True, p_bufs=1), Config(256, 64, 3, 2, p_bufs=1),
          Config(256, 64, 3, 2, persistent=True, p_bufs=1), Config(256, 64, 4, 2, p_bufs=2),
          Config(128, 128, 3, 2, persistent=True, p_bufs=1),
-         Config(128, 256, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
+         Config(128, 256, 2, 2, persistent=True, pingpong=True, p_bufs=1),
+         # causal: narrower key tiles waste less of the diagonal tile (64 keys: half of it)
+         Config(128, 64, 4, 2, persistent=True), Config(128, 64, 4, 2, persistent=True, p_bufs=2),
+         Config(192, 64, 3, 3, persistent=True), Config(192, 64, 4, 3, persistent=True, p_bufs=1)],
     128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
           Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
           Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
