@@ -201,6 +201,8 @@ def main(argv=None):
     wanted = args[args.index("--configs") + 1].split(",") if "--configs" in args else None
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else (3 if pingpong or psmem else 1)
     sweep_name = args[args.index("--sweep") + 1] if "--sweep" in args else "PSMEM_SWEEP"
+    if "--sweep" in args and not psmem:
+        sys.exit("--sweep names the candidates of --psmem: give --psmem too")
     if "--preflight" in args:
         preflight(ts or T_PINGPONG, per_call)
     if pingpong:

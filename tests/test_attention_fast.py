@@ -1,9 +1,10 @@
 """Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
 that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
 interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
-or not, short and long sequences: T 2048 not causal and the long-sequence cases reach the three-consumer configs,
-THREE_128 and THREE_64, whose 192-row query tiles end partial there), on inputs whose every score is very negative
-too, and a T that is no multiple of its tiles falls back."""
+or not, short and long sequences: D 128 T 2048 not causal and the long-sequence cases reach the three-consumer
+configs, THREE_128 and THREE_64, whose 192-row query tiles end partial there; D 64 not causal at T 1024 and 2048
+WIDE_64's 256-key tiles, D 128 not causal up to T 1024 PERSIST_128), on inputs whose every score is very negative
+too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
 import pytest
 import torch
 

@@ -133,8 +133,9 @@ def _check_ptx(cfg, path):
     # P V's A operand: P in registers ({...}, {...}, B's descriptor), or (p_bufs) P's shared buffer (a descriptor)
     assert bool(re.search(r"wgmma\.mma_async[^;]*\},\s*\{", ptx)) == (cfg.p_bufs == 0)
     # P stored to shared memory and fenced for the async proxy: every fence but the output's (which its TMA store
-    # follows before any wgmma; a P fence's wgmma may come first only through a loop's back edge, so none may follow
-    # it in the text), at least the prologue's and the loop's in every consumer
+    # follows before any wgmma; a P fence may have neither a wgmma nor a store after it in the text, as the
+    # persistent configs put the loop's fence last: its wgmma comes through the loop's back edge), at least the
+    # prologue's and the loop's in every consumer
     p_fences = 0
     for f in (m.start() for m in re.finditer(r"fence\.proxy\.async\.shared::cta", ptx)):
         nxt, store = ptx.find("wgmma.fence.sync.aligned", f), ptx.find("cp.async.bulk.tensor.2d.global.shared::cta", f)

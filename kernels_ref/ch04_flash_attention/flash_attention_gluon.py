@@ -102,9 +102,10 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 causal below T 8192 (and a T no
-# multiple of 256); CONFIGS[128] and its ping-pong variant no longer, THREE_128 and PERSIST_128 below). Chosen by
-# benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
+# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 below T 8192, causal or, without
+# the mask, T no multiple of 256; CONFIGS[128] and its ping-pong variant no longer, THREE_128 and PERSIST_128
+# below). Chosen by benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h
+# and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
 # D 128: 128-key tiles, 2 stages, not persistent (T 8192: 650 against 561-578 persistent), except on short
@@ -177,7 +178,8 @@ SWEEP = {
 SWEEP[64] += [THREE_64, WIDE_64]  # choose()'s with P through shared memory (PSMEM_SWEEP, SHORT_SWEEP)
 SWEEP[128] += [THREE_128, PERSIST_128]
 # Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills, but THREE_128 when causal (56 B
-# of spill stores under triton 3.6.0 and 3.7.1; loads 72-84 B under 3.7.1, 100 B under 3.6.0)
+# of spill stores under triton 3.6.0 and 3.7.1; loads 72-84 B under 3.7.1, 100 B under 3.6.0) and WIDE_64 when causal
+# (52 B under 3.7.1; choose() takes it only without the mask)
 # (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last query tile).
 # Left out: 128 rows per consumer with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent
 # even without), three consumers with BLOCK_N = 128 and P in registers (BM192-BN128: kilobytes of spills at 160
@@ -214,7 +216,7 @@ SHORT_SWEEP = {
          Config(128, 128, 3, 2, persistent=True, p_bufs=1),
          Config(128, 256, 2, 2, persistent=True, pingpong=True, p_bufs=1),
          # causal: narrower key tiles waste less of the diagonal tile (64 keys: half of it). Run s17/e: none won
-         # clearly (T 1024-2048 3-20% behind choose(); T 4096-8192 the three-consumer one 1% ahead, within the spread)
+         # clearly (T 1024-2048 2-20% behind choose(); T 4096-8192 the three-consumer one 1% ahead, within the spread)
          Config(128, 64, 4, 2, persistent=True), Config(128, 64, 4, 2, persistent=True, p_bufs=2),
          Config(192, 64, 3, 3, persistent=True), Config(192, 64, 4, 3, persistent=True, p_bufs=1)],
     128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
