@@ -94,11 +94,13 @@ class Config(NamedTuple):
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
+    stagger: bool = False  # persistent, not causal: each warpgroup its own query tiles, staggered (_consumer_stagger)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
-                + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else ""))
+                + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
+                + ("-st" if self.stagger else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -223,6 +225,20 @@ SHORT_SWEEP = {
           Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
           Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
+# Staggered schedule (Config.stagger: not causal, persistent, a CTA's work whole heads, each consumer warpgroup its own
+# query tiles with its item boundaries offset by n / num_consumers key tiles; _consumer_stagger). Why: at T 1024 an
+# item is 4 to 8 key tiles, and its start (the first scores and softmax with no P V beside them) and end (the last
+# P V, the output) cost about two key tiles' time (the seventeenth session's report: WIDE_64 at T 1024, 4096 and
+# 16384, 376 / 502 / 481 TFLOP/s) during which, when every warpgroup starts and ends together, the tensor cores wait.
+# Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills but WIDE_64's (32 B of stores, 56 B of loads).
+STAGGER_SWEEP = {
+    64: [WIDE_64._replace(stagger=True), CONFIGS[64]._replace(stagger=True),
+         Config(192, 128, 2, 3, persistent=True, p_bufs=1, stagger=True),
+         Config(128, 128, 2, 2, persistent=True, p_bufs=1, stagger=True)],
+    128: [PERSIST_128._replace(stagger=True), SHORT_128._replace(stagger=True),
+          Config(128, 128, 2, 2, persistent=True, stagger=True),
+          Config(192, 64, 3, 3, persistent=True, p_bufs=1, stagger=True)],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -232,9 +248,10 @@ def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
     pingpong: one turn barrier per consumer warpgroup; p_bufs: P's buffers, p_bufs tiles of M_WG x BLOCK_N a
     consumer warpgroup)."""
     o_rows = cfg.BLOCK_M if cfg.persistent else 0
+    q_barriers = cfg.num_consumers if cfg.stagger else 1  # stagger: a query barrier and a q_free one a warpgroup
     return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
             + cfg.p_bufs * cfg.BLOCK_M * cfg.BLOCK_N * itemsize
-            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent) + cfg.num_consumers * int(cfg.pingpong)))
+            + 8 * (q_barriers * (1 + int(cfg.persistent)) + 4 * cfg.num_stages + cfg.num_consumers * int(cfg.pingpong)))
 
 
 def check_config(cfg: Config, D: int, T: int | None = None) -> None:
@@ -246,6 +263,9 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
+    if cfg.stagger and (not cfg.persistent or cfg.pingpong or cfg.num_consumers < 2):
+        raise ValueError(f"flash_attention_gluon: {cfg}: stagger is a persistent schedule of 2 or 3 consumer "
+                         "warpgroups without ping-pong")
     if cfg.p_bufs not in (0, 1, 2):
         raise ValueError(f"flash_attention_gluon: {cfg}: p_bufs is 0, 1 or 2")
     if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
@@ -308,30 +328,35 @@ if HAS_GLUON:
     @gluon.jit
     def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                             NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr):
+                             NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
+                             STAGGER: gl.constexpr = False):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
         across items, so every barrier's phase continues where the last item left it."""
-        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-        q_bar = bars[0]
-        q_free = bars[5]
-        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
-        i = 0
-        c = 0
-        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-            for k in range(2):
-                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                if has:
-                    n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
-                                           ROW_TAIL)
-                    # The first K/V tile first: its stage frees while the consumers still run the last item.
-                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
-                    # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
-                    mbarrier.wait(q_free, (c & 1) ^ 1)
-                    _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
-                    for j in range(1, n_tiles):
-                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
-                    i += n_tiles
-                    c += 1
+        if STAGGER:
+            _producer_stagger(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, M_WG, BLOCK_N, NUM_STAGES,
+                              NUM_CONSUMERS)
+        else:
+            BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+            q_bar = bars[0]
+            q_free = bars[5]
+            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+            i = 0
+            c = 0
+            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+                for k in range(2):
+                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                    if has:
+                        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
+                                               ROW_TAIL)
+                        # The first K/V tile first: its stage frees while the consumers still run the last item.
+                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
+                        # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
+                        mbarrier.wait(q_free, (c & 1) ^ 1)
+                        _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
+                        for j in range(1, n_tiles):
+                            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
+                        i += n_tiles
+                        c += 1
 
     @gluon.jit
     def _alloc_p(dtype: gl.constexpr, q_smem, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
@@ -601,21 +626,109 @@ if HAS_GLUON:
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
+                             ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
+                             STAGGER: gl.constexpr = False):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
-        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+        if STAGGER:
+            _consumer_stagger(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale, WG, M_WG, BLOCK_N,
+                              D, NUM_STAGES, NUM_CONSUMERS, P_BUFS)
+        else:
+            BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+            my_p = _my_p(p_smem, WG, P_BUFS)
+            base = 0
+            c = 0
+            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+                for k in range(2):
+                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                    if has:
+                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
+                                               base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                               CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
+                        c += 1
+            tma.store_wait(0)
+
+    @gluon.jit
+    def _stagger_items(T, n, WG: gl.constexpr, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+        """Staggered schedule (Config.stagger, not causal): warpgroup WG takes query tiles WG, WG + NUM_CONSUMERS, ...
+        of M_WG rows of each of the CTA's heads, one after another, every one against all n key tiles. Returns how
+        many tiles that is a head, and WG's offset in the head's K/V stream (WG * n / NUM_CONSUMERS key tiles)."""
+        n_items = (T // M_WG - WG + NUM_CONSUMERS - 1) // NUM_CONSUMERS
+        return n_items, (WG * n) // NUM_CONSUMERS
+
+    @gluon.jit
+    def _stagger_steps(T, n, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+        """Ring slots a head takes in the staggered schedule: until its last warpgroup's last tile."""
+        steps = 0
+        for w in gl.static_range(NUM_CONSUMERS):
+            n_items, off = _stagger_items(T, n, w, M_WG, NUM_CONSUMERS)
+            steps = gl.maximum(steps, off + n_items * n)
+        return steps
+
+    @gluon.jit
+    def _release_slots(bars, lo, hi, NUM_STAGES: gl.constexpr):
+        """A warpgroup that computes nothing on ring slots [lo, hi) releases them in order (waiting each load, so
+        every arrive lands in its own round)."""
+        for j in range(lo, hi):
+            s = j % NUM_STAGES
+            mbarrier.wait(bars[1].index(s), j // NUM_STAGES & 1)
+            mbarrier.arrive(bars[3].index(s), count=1)
+            mbarrier.wait(bars[2].index(s), j // NUM_STAGES & 1)
+            mbarrier.arrive(bars[4].index(s), count=1)
+
+    @gluon.jit
+    def _producer_stagger(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, M_WG: gl.constexpr,
+                          BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+        """The staggered schedule's producer: for each of the CTA's heads, its K/V stream, slot s holding key tile
+        s mod n (every warpgroup at slot s reads that tile: WG's tile j of an item is key tile (off + j) mod n, and
+        the online softmax does not care in which order a row meets its keys), and each warpgroup's query tile
+        when its item starts (after the slot's K/V, so the other warpgroups' loads never wait for it)."""
+        q_bars = bars[0]
+        q_free = bars[5]
+        n = T // BLOCK_N
+        steps = _stagger_steps(T, n, M_WG, NUM_CONSUMERS)
+        pid = gl.program_id(0)
+        for h in range(pid, BH, gl.num_programs(0)):
+            hc = (h - pid) // gl.num_programs(0)
+            head_row = h * T
+            for s in range(steps):
+                _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + (s % n) * BLOCK_N, hc * steps + s,
+                         NUM_STAGES)
+                for w in gl.static_range(NUM_CONSUMERS):
+                    n_items, off = _stagger_items(T, n, w, M_WG, NUM_CONSUMERS)
+                    rel = s - off
+                    if (rel >= 0) & (rel < n_items * n):
+                        if rel % n == 0:
+                            item = rel // n
+                            # WG w's query buffer is free once its last Q Kᵀ of its previous item has retired.
+                            mbarrier.wait(q_free.index(w), ((hc * n_items + item) & 1) ^ 1)
+                            mbarrier.expect(q_bars.index(w), q_desc.block_type.nbytes)
+                            tma.async_copy_global_to_shared(q_desc, [head_row + (w + NUM_CONSUMERS * item) * M_WG, 0],
+                                                            q_bars.index(w), q_smem.index(w))
+
+    @gluon.jit
+    def _consumer_stagger(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale, WG: gl.constexpr,
+                          M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
+                          NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr):
+        """Consumer warpgroup WG in the staggered schedule: its items start WG * n / NUM_CONSUMERS slots into each
+        head's stream, so the warpgroups' item boundaries (the first scores and softmax with no P V beside them, the
+        last P V, the output) fall at different times and the others' GEMMs run meanwhile. Slots before its first
+        item and after its last one it releases without computing."""
         my_p = _my_p(p_smem, WG, P_BUFS)
-        base = 0
-        c = 0
-        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-            for k in range(2):
-                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                if has:
-                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
-                                           base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
-                    c += 1
+        my_bars = (bars[0].index(WG), bars[1], bars[2], bars[3], bars[4], bars[5].index(WG))
+        n = T // BLOCK_N
+        steps = _stagger_steps(T, n, M_WG, NUM_CONSUMERS)
+        n_items, off = _stagger_items(T, n, WG, M_WG, NUM_CONSUMERS)
+        pid = gl.program_id(0)
+        for h in range(pid, BH, gl.num_programs(0)):
+            hc = (h - pid) // gl.num_programs(0)
+            base = hc * steps
+            _release_slots(bars, base, base + off, NUM_STAGES)
+            for item in range(n_items):
+                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, my_bars, h * T,
+                         (WG + NUM_CONSUMERS * item) * M_WG, n, base + off + item * n, (hc * n_items + item) & 1,
+                         qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, False, True, WG, NUM_CONSUMERS, False, P_BUFS)
+            _release_slots(bars, base + off + n_items * n, base + steps, NUM_STAGES)
         tma.store_wait(0)
 
     @gluon.jit
@@ -709,7 +822,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, STAGGER: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -721,14 +834,21 @@ if HAS_GLUON:
         k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
         p_smem = _alloc_p(dtype, q_smem, M_WG, BLOCK_N, NUM_CONSUMERS, P_BUFS)
-        q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-        q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        if STAGGER:  # each warpgroup's query tile loads and frees on its own barriers
+            q_bar = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
+            q_free = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
+            for w in gl.static_range(NUM_CONSUMERS):
+                mbarrier.init(q_bar.index(w), count=1)
+                mbarrier.init(q_free.index(w), count=1)
+        else:
+            q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+            q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+            mbarrier.init(q_bar, count=1)
+            mbarrier.init(q_free, count=NUM_CONSUMERS)
         k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         k_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-        mbarrier.init(q_bar, count=1)
-        mbarrier.init(q_free, count=NUM_CONSUMERS)
         for s in gl.static_range(NUM_STAGES):
             mbarrier.init(k_ready.index(s), count=1)
             mbarrier.init(v_ready.index(s), count=1)
@@ -742,35 +862,35 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                                         P_BUFS, STAGGER)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -819,7 +939,13 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     descs = (desc(q, m_wg), desc(k, cfg.BLOCK_N), desc(v, cfg.BLOCK_N), desc(o, m_wg))
     n_q = -(-T // cfg.BLOCK_M)
     extra = dict(CAUSAL=bool(causal), ROW_TAIL=T % cfg.BLOCK_M != 0)
-    if cfg.persistent:
+    if cfg.stagger:
+        if causal:
+            raise ValueError(f"flash_attention_gluon: {cfg}: the staggered schedule is not causal")
+        grid = (min(num_sms if num_sms else sm_count(q.device), B * H), )  # a CTA's work: whole heads
+        _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, CAUSAL=False, ROW_TAIL=False,
+                                 STAGGER=True, **kernel_args(cfg, D))
+    elif cfg.persistent:
         n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
         grid = (min(num_sms if num_sms else sm_count(q.device), n_units), )
         _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
@@ -853,6 +979,10 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", 
     constexprs = dict(args, CAUSAL=bool(causal), ROW_TAIL=bool(row_tail))
     if cfg.persistent:
         constexprs["QK_SCALE"] = D ** -0.5 * LOG2E
+    if cfg.stagger:
+        if causal or row_tail:
+            raise ValueError(f"flash_attention_gluon: {cfg}: the staggered schedule is neither causal nor row_tail")
+        constexprs["STAGGER"] = True
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
                "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "qk_scale": "fp32"}
