@@ -137,35 +137,26 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# The staggered schedule (Config.stagger; flash_attention_gluon.STAGGER_SWEEP), not causal: each warpgroup its own
-# query tiles of the CTA's heads, its items offset in the heads' K/V stream. Lengths: one key tile (no offset), a
-# count of 64-row tiles three warpgroups do not share evenly (640: 10), 1024; num_sms=2 on 6 heads: three heads a CTA
-# (the ring's and the query barriers' phases running on across heads).
-STAGGER_CONFIGS = [(D, cfg) for D, cfgs in fg.STAGGER_SWEEP.items() for cfg in cfgs]
-
-
-def _stagger_lengths(cfg):
-    return tuple(T for T in (cfg.BLOCK_N, 640, 1024) if T % cfg.BLOCK_N == 0)
+# One release a key tile (Config.merged; flash_attention_gluon.MERGED_SWEEP): the producer refills a ring slot only once
+# both its K and its V are done with, on one barrier; causal and not, a partial last tile of query rows, many work items
+# a CTA (num_sms=3).
+MERGED_CONFIGS = [(D, cfg) for D, cfgs in fg.MERGED_SWEEP.items() for cfg in cfgs]
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,cfg", STAGGER_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in STAGGER_CONFIGS])
-def test_gluon_staggered_schedule(D, cfg):
-    for T in _stagger_lengths(cfg):
-        for num_sms in (None, 2):
-            run((2, 3, T, D), False, torch.bfloat16, device="cuda",
+@pytest.mark.parametrize("D,cfg", MERGED_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in MERGED_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_one_release_a_tile(D, cfg, causal):
+    for T in (128, 384, 1024):
+        for num_sms in (None, 3):
+            run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
                 impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
-    run((1, 2, 1024, D), False, torch.float16, device="cuda",
+    run((1, 2, 512, D), causal, torch.float16, kind="negative", device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
-    run((1, 2, 512, D), False, torch.bfloat16, kind="negative", device="cuda",
-        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=1))
-    q = torch.zeros(1, 1, 1024, D, device="cuda", dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="not causal"):
-        fg.flash_attention(q, q, q, q.clone(), True, cfg)
 
 
-def test_staggered_configs_take_the_tested_lengths():
-    for D, cfg in STAGGER_CONFIGS:
-        assert cfg.stagger and cfg.persistent and len(_stagger_lengths(cfg)) >= 2
-        for T in _stagger_lengths(cfg) + (512, ):
+def test_merged_configs_take_the_tested_lengths():
+    for D, cfg in MERGED_CONFIGS:
+        assert cfg.merged and cfg.num_stages >= 3
+        for T in (128, 384, 1024):
             fg.check_config(cfg, D, T)

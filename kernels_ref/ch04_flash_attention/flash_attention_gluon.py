@@ -94,13 +94,13 @@ class Config(NamedTuple):
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
-    stagger: bool = False  # persistent, not causal: each warpgroup its own query tiles, staggered (_consumer_stagger)
+    merged: bool = False  # one release a key tile: K_j and V_j freed together once P_j V_j retired (_attend)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-st" if self.stagger else ""))
+                + ("-m" if self.merged else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -225,19 +225,17 @@ SHORT_SWEEP = {
           Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
           Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
-# Staggered schedule (Config.stagger: not causal, persistent, a CTA's work whole heads, each consumer warpgroup its own
-# query tiles with its item boundaries offset by n / num_consumers key tiles; _consumer_stagger). Why: at T 1024 an
-# item is 4 to 8 key tiles, and its start (the first scores and softmax with no P V beside them) and end (the last
-# P V, the output) cost about two key tiles' time (the seventeenth session's report: WIDE_64 at T 1024, 4096 and
-# 16384, 376 / 502 / 481 TFLOP/s) during which, when every warpgroup starts and ends together, the tensor cores wait.
-# Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills but WIDE_64's (32 B of stores, 56 B of loads).
-STAGGER_SWEEP = {
-    64: [WIDE_64._replace(stagger=True), CONFIGS[64]._replace(stagger=True),
-         Config(192, 128, 2, 3, persistent=True, p_bufs=1, stagger=True),
-         Config(128, 128, 2, 2, persistent=True, p_bufs=1, stagger=True)],
-    128: [PERSIST_128._replace(stagger=True), SHORT_128._replace(stagger=True),
-          Config(128, 128, 2, 2, persistent=True, stagger=True),
-          Config(192, 64, 3, 3, persistent=True, p_bufs=1, stagger=True)],
+# One release a key tile (Config.merged). Nsight Compute on the H200 (gpu_2026-11-28_s18/b) puts 31-37% of our
+# kernels' stall cycles at a barrier of the warpgroup's warps, where cuDNN's kernel (the same tiles as CONFIGS[64] for
+# D 64: two consumer warpgroups of 64 rows, 128-key tiles, 134 KB of shared memory) issues faster (4.5-4.9 cycles
+# between a warp's instructions against our 7.2-8.3). The compiler puts such a barrier before every mbarrier arrive
+# (one thread arrives for the warpgroup) and before the next wait: two arrives a tile (K_j once S_j retired, V_{j-1}
+# once P V retired) are three barriers a tile; one arrive (slot j-1 once P_{j-1} V_{j-1} retired) two. The price: a
+# K slot frees later, so the producer has one tile less to refill it (three or more stages). Compiled offline
+# (triton 3.7.1, Triton's ptxas, sm_90a) without spills.
+MERGED_SWEEP = {
+    64: [CONFIGS[64]._replace(merged=True), Config(128, 128, 4, 2, persistent=True, merged=True)],
+    128: [SHORT_128._replace(merged=True), Config(128, 64, 4, 2, persistent=True, merged=True)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
@@ -248,10 +246,9 @@ def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
     pingpong: one turn barrier per consumer warpgroup; p_bufs: P's buffers, p_bufs tiles of M_WG x BLOCK_N a
     consumer warpgroup)."""
     o_rows = cfg.BLOCK_M if cfg.persistent else 0
-    q_barriers = cfg.num_consumers if cfg.stagger else 1  # stagger: a query barrier and a q_free one a warpgroup
     return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
             + cfg.p_bufs * cfg.BLOCK_M * cfg.BLOCK_N * itemsize
-            + 8 * (q_barriers * (1 + int(cfg.persistent)) + 4 * cfg.num_stages + cfg.num_consumers * int(cfg.pingpong)))
+            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent) + cfg.num_consumers * int(cfg.pingpong)))
 
 
 def check_config(cfg: Config, D: int, T: int | None = None) -> None:
@@ -263,9 +260,6 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
-    if cfg.stagger and (not cfg.persistent or cfg.pingpong or cfg.num_consumers < 2):
-        raise ValueError(f"flash_attention_gluon: {cfg}: stagger is a persistent schedule of 2 or 3 consumer "
-                         "warpgroups without ping-pong")
     if cfg.p_bufs not in (0, 1, 2):
         raise ValueError(f"flash_attention_gluon: {cfg}: p_bufs is 0, 1 or 2")
     if cfg.BLOCK_N not in (64, 128, 256) or cfg.num_stages < 1:
@@ -280,7 +274,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
 if HAS_GLUON:
 
     @gluon.jit
-    def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr):
+    def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr,
+                 MERGED: gl.constexpr = False):
         """K and V tiles at `row` into ring slot i (i counts the CTA's key tiles, across work items)."""
         k_ready = bars[1]
         v_ready = bars[2]
@@ -293,7 +288,8 @@ if HAS_GLUON:
         mbarrier.wait(k_empty.index(s), free_parity)
         mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
         tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(s), k_smem.index(s))
-        mbarrier.wait(v_empty.index(s), free_parity)
+        if not MERGED:  # (MERGED: k_empty frees the whole slot)
+            mbarrier.wait(v_empty.index(s), free_parity)
         mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
         tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
 
@@ -307,11 +303,12 @@ if HAS_GLUON:
 
     @gluon.jit
     def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
+                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
+                  MERGED: gl.constexpr = False):
         """One warp: TMA loads of the consumers' query tiles, then of every K and V tile into the ring."""
         _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
         for j in range(n_tiles):
-            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES)
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES, MERGED)
 
     @gluon.jit
     def _work_item(w, k, T, BH, BLOCK_M: gl.constexpr):
@@ -329,34 +326,31 @@ if HAS_GLUON:
     def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                              NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                             STAGGER: gl.constexpr = False):
+                             MERGED: gl.constexpr = False):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
         across items, so every barrier's phase continues where the last item left it."""
-        if STAGGER:
-            _producer_stagger(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, M_WG, BLOCK_N, NUM_STAGES,
-                              NUM_CONSUMERS)
-        else:
-            BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-            q_bar = bars[0]
-            q_free = bars[5]
-            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
-            i = 0
-            c = 0
-            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-                for k in range(2):
-                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                    if has:
-                        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
-                                               ROW_TAIL)
-                        # The first K/V tile first: its stage frees while the consumers still run the last item.
-                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
-                        # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
-                        mbarrier.wait(q_free, (c & 1) ^ 1)
-                        _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
-                        for j in range(1, n_tiles):
-                            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
-                        i += n_tiles
-                        c += 1
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        q_bar = bars[0]
+        q_free = bars[5]
+        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+        i = 0
+        c = 0
+        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+            for k in range(2):
+                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                if has:
+                    n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
+                                           ROW_TAIL)
+                    # The first K/V tile first: its stage frees while the consumers still run the last item.
+                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES, MERGED)
+                    # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
+                    mbarrier.wait(q_free, (c & 1) ^ 1)
+                    _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
+                    for j in range(1, n_tiles):
+                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j,
+                                 NUM_STAGES, MERGED)
+                    i += n_tiles
+                    c += 1
 
     @gluon.jit
     def _alloc_p(dtype: gl.constexpr, q_smem, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
@@ -466,7 +460,8 @@ if HAS_GLUON:
     def _attend(acc, p, m_i, l_i, q_smem, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo, hi, base,
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
-                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
+                WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
+                MERGED: gl.constexpr = False):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
         holds P_{lo-1} (not yet multiplied by V; P_BUFS: in its shared buffer) and acc is scaled to m_i; on exit
         the same for hi-1. Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax
@@ -487,12 +482,16 @@ if HAS_GLUON:
             _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
-            mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
+            if not MERGED:
+                mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
             p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
             if P_BUFS != 1:
                 p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
-            mbarrier.arrive(v_empty.index(prev), count=1)
+            if MERGED:  # one arrive (and so one warpgroup barrier: the compiler puts one before every arrive) a tile
+                mbarrier.arrive(k_empty.index(prev), count=1)
+            else:
+                mbarrier.arrive(v_empty.index(prev), count=1)
             if P_BUFS == 1:  # the one buffer is free now
                 p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
@@ -502,7 +501,7 @@ if HAS_GLUON:
     def _consume(o_desc, my_q, o_smem, k_smem, v_smem, my_p, bars, head_row, start, n_tiles, base, q_phase,
                  qk_scale, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
+                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -531,18 +530,19 @@ if HAS_GLUON:
         s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES, WG, PINGPONG)
         _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-        mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+        if not MERGED:
+            mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
         p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
         p = _stage_p(p, alpha, my_p, 0, P_BUFS)  # (no P V in flight yet)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
         acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
                                    base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, PINGPONG, P_BUFS)
+                                   NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS)
+                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
@@ -551,7 +551,10 @@ if HAS_GLUON:
         p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
         o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
         acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
-        mbarrier.arrive(v_empty.index(last), count=1)
+        if MERGED:
+            mbarrier.arrive(k_empty.index(last), count=1)
+        else:
+            mbarrier.arrive(v_empty.index(last), count=1)
 
         o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
         if PERSISTENT:
@@ -568,7 +571,7 @@ if HAS_GLUON:
                        qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                        ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr,
-                       P_BUFS: gl.constexpr):
+                       P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
         in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
         warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
@@ -585,7 +588,7 @@ if HAS_GLUON:
             if start < T:
                 _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start,
                          n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                         NUM_CONSUMERS, PINGPONG, P_BUFS)
+                         NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
             else:
                 n_done = 0
                 if PERSISTENT:
@@ -593,7 +596,7 @@ if HAS_GLUON:
         else:
             _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start, n_tiles,
                      base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                     NUM_CONSUMERS, PINGPONG, P_BUFS)
+                     NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -606,129 +609,46 @@ if HAS_GLUON:
                 _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
                 s = j % NUM_STAGES
                 mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
-                mbarrier.arrive(k_empty.index(s), count=1)
-                mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
-                mbarrier.arrive(v_empty.index(s), count=1)
+                if MERGED:
+                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                    mbarrier.arrive(k_empty.index(s), count=1)
+                else:
+                    mbarrier.arrive(k_empty.index(s), count=1)
+                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                    mbarrier.arrive(v_empty.index(s), count=1)
         return n_cta
 
     @gluon.jit
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
         _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, _my_p(p_smem, WG, P_BUFS), bars, head_row, row0, T,
                        0, 0, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False,
-                       PINGPONG, P_BUFS)
+                       PINGPONG, P_BUFS, MERGED)
 
     @gluon.jit
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                             STAGGER: gl.constexpr = False):
+                             MERGED: gl.constexpr = False):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
-        if STAGGER:
-            _consumer_stagger(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale, WG, M_WG, BLOCK_N,
-                              D, NUM_STAGES, NUM_CONSUMERS, P_BUFS)
-        else:
-            BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
-            my_p = _my_p(p_smem, WG, P_BUFS)
-            base = 0
-            c = 0
-            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-                for k in range(2):
-                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                    if has:
-                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
-                                               base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                               CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS)
-                        c += 1
-            tma.store_wait(0)
-
-    @gluon.jit
-    def _stagger_items(T, n, WG: gl.constexpr, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
-        """Staggered schedule (Config.stagger, not causal): warpgroup WG takes query tiles WG, WG + NUM_CONSUMERS, ...
-        of M_WG rows of each of the CTA's heads, one after another, every one against all n key tiles. Returns how
-        many tiles that is a head, and WG's offset in the head's K/V stream (WG * n / NUM_CONSUMERS key tiles)."""
-        n_items = (T // M_WG - WG + NUM_CONSUMERS - 1) // NUM_CONSUMERS
-        return n_items, (WG * n) // NUM_CONSUMERS
-
-    @gluon.jit
-    def _stagger_steps(T, n, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
-        """Ring slots a head takes in the staggered schedule: until its last warpgroup's last tile."""
-        steps = 0
-        for w in gl.static_range(NUM_CONSUMERS):
-            n_items, off = _stagger_items(T, n, w, M_WG, NUM_CONSUMERS)
-            steps = gl.maximum(steps, off + n_items * n)
-        return steps
-
-    @gluon.jit
-    def _release_slots(bars, lo, hi, NUM_STAGES: gl.constexpr):
-        """A warpgroup that computes nothing on ring slots [lo, hi) releases them in order (waiting each load, so
-        every arrive lands in its own round)."""
-        for j in range(lo, hi):
-            s = j % NUM_STAGES
-            mbarrier.wait(bars[1].index(s), j // NUM_STAGES & 1)
-            mbarrier.arrive(bars[3].index(s), count=1)
-            mbarrier.wait(bars[2].index(s), j // NUM_STAGES & 1)
-            mbarrier.arrive(bars[4].index(s), count=1)
-
-    @gluon.jit
-    def _producer_stagger(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, M_WG: gl.constexpr,
-                          BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
-        """The staggered schedule's producer: for each of the CTA's heads, its K/V stream, slot s holding key tile
-        s mod n (every warpgroup at slot s reads that tile: WG's tile j of an item is key tile (off + j) mod n, and
-        the online softmax does not care in which order a row meets its keys), and each warpgroup's query tile
-        when its item starts (after the slot's K/V, so the other warpgroups' loads never wait for it)."""
-        q_bars = bars[0]
-        q_free = bars[5]
-        n = T // BLOCK_N
-        steps = _stagger_steps(T, n, M_WG, NUM_CONSUMERS)
-        pid = gl.program_id(0)
-        for h in range(pid, BH, gl.num_programs(0)):
-            hc = (h - pid) // gl.num_programs(0)
-            head_row = h * T
-            for s in range(steps):
-                _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + (s % n) * BLOCK_N, hc * steps + s,
-                         NUM_STAGES)
-                for w in gl.static_range(NUM_CONSUMERS):
-                    n_items, off = _stagger_items(T, n, w, M_WG, NUM_CONSUMERS)
-                    rel = s - off
-                    if (rel >= 0) & (rel < n_items * n):
-                        if rel % n == 0:
-                            item = rel // n
-                            # WG w's query buffer is free once its last Q Kᵀ of its previous item has retired.
-                            mbarrier.wait(q_free.index(w), ((hc * n_items + item) & 1) ^ 1)
-                            mbarrier.expect(q_bars.index(w), q_desc.block_type.nbytes)
-                            tma.async_copy_global_to_shared(q_desc, [head_row + (w + NUM_CONSUMERS * item) * M_WG, 0],
-                                                            q_bars.index(w), q_smem.index(w))
-
-    @gluon.jit
-    def _consumer_stagger(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale, WG: gl.constexpr,
-                          M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
-                          NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr):
-        """Consumer warpgroup WG in the staggered schedule: its items start WG * n / NUM_CONSUMERS slots into each
-        head's stream, so the warpgroups' item boundaries (the first scores and softmax with no P V beside them, the
-        last P V, the output) fall at different times and the others' GEMMs run meanwhile. Slots before its first
-        item and after its last one it releases without computing."""
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
         my_p = _my_p(p_smem, WG, P_BUFS)
-        my_bars = (bars[0].index(WG), bars[1], bars[2], bars[3], bars[4], bars[5].index(WG))
-        n = T // BLOCK_N
-        steps = _stagger_steps(T, n, M_WG, NUM_CONSUMERS)
-        n_items, off = _stagger_items(T, n, WG, M_WG, NUM_CONSUMERS)
-        pid = gl.program_id(0)
-        for h in range(pid, BH, gl.num_programs(0)):
-            hc = (h - pid) // gl.num_programs(0)
-            base = hc * steps
-            _release_slots(bars, base, base + off, NUM_STAGES)
-            for item in range(n_items):
-                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, my_bars, h * T,
-                         (WG + NUM_CONSUMERS * item) * M_WG, n, base + off + item * n, (hc * n_items + item) & 1,
-                         qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, False, True, WG, NUM_CONSUMERS, False, P_BUFS)
-            _release_slots(bars, base + off + n_items * n, base + steps, NUM_STAGES)
+        base = 0
+        c = 0
+        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+            for k in range(2):
+                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                if has:
+                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
+                                           base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, MERGED)
+                    c += 1
         tma.store_wait(0)
 
     @gluon.jit
@@ -749,7 +669,7 @@ if HAS_GLUON:
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                             ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False,
-                            P_BUFS: gl.constexpr = 0):
+                            P_BUFS: gl.constexpr = 0, MERGED: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -786,35 +706,35 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS)),
+                             P_BUFS, MERGED)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
     @gluon.jit
@@ -822,7 +742,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, STAGGER: gl.constexpr = False):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, MERGED: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -834,21 +754,14 @@ if HAS_GLUON:
         k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
         p_smem = _alloc_p(dtype, q_smem, M_WG, BLOCK_N, NUM_CONSUMERS, P_BUFS)
-        if STAGGER:  # each warpgroup's query tile loads and frees on its own barriers
-            q_bar = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
-            q_free = gl.allocate_shared_memory(gl.int64, [NUM_CONSUMERS, 1], mbarrier.MBarrierLayout())
-            for w in gl.static_range(NUM_CONSUMERS):
-                mbarrier.init(q_bar.index(w), count=1)
-                mbarrier.init(q_free.index(w), count=1)
-        else:
-            q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-            q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-            mbarrier.init(q_bar, count=1)
-            mbarrier.init(q_free, count=NUM_CONSUMERS)
+        q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         k_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(q_bar, count=1)
+        mbarrier.init(q_free, count=NUM_CONSUMERS)
         for s in gl.static_range(NUM_STAGES):
             mbarrier.init(k_ready.index(s), count=1)
             mbarrier.init(v_ready.index(s), count=1)
@@ -862,35 +775,35 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                                         P_BUFS, STAGGER)),
+                             P_BUFS, MERGED)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, STAGGER)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -911,7 +824,8 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, num_warps=4)  # the default partition is consumer warpgroup 0
+                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, MERGED=cfg.merged,
+                num_warps=4)  # the default partition is consumer warpgroup 0
 
 
 def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: int | None = None):
@@ -939,13 +853,7 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     descs = (desc(q, m_wg), desc(k, cfg.BLOCK_N), desc(v, cfg.BLOCK_N), desc(o, m_wg))
     n_q = -(-T // cfg.BLOCK_M)
     extra = dict(CAUSAL=bool(causal), ROW_TAIL=T % cfg.BLOCK_M != 0)
-    if cfg.stagger:
-        if causal:
-            raise ValueError(f"flash_attention_gluon: {cfg}: the staggered schedule is not causal")
-        grid = (min(num_sms if num_sms else sm_count(q.device), B * H), )  # a CTA's work: whole heads
-        _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, CAUSAL=False, ROW_TAIL=False,
-                                 STAGGER=True, **kernel_args(cfg, D))
-    elif cfg.persistent:
+    if cfg.persistent:
         n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
         grid = (min(num_sms if num_sms else sm_count(q.device), n_units), )
         _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
@@ -979,10 +887,6 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", 
     constexprs = dict(args, CAUSAL=bool(causal), ROW_TAIL=bool(row_tail))
     if cfg.persistent:
         constexprs["QK_SCALE"] = D ** -0.5 * LOG2E
-    if cfg.stagger:
-        if causal or row_tail:
-            raise ValueError(f"flash_attention_gluon: {cfg}: the staggered schedule is neither causal nor row_tail")
-        constexprs["STAGGER"] = True
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
                "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "qk_scale": "fp32"}
