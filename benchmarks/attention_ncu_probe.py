@@ -3,7 +3,7 @@ both kernels (tensor-pipe use, warp stalls): run under Nsight Compute, which pro
 cudaProfilerStart and Stop (one cuDNN SDPA call and one flash_attention_gluon call per shape, after warm-up).
 
     ncu --profile-from-start off --clock-control none --section LaunchStats --section SpeedOfLight \
-        --section WarpStateStats PYTHONPATH=$PWD python benchmarks/attention_ncu_probe.py
+        --section WarpStateStats PYTHONPATH=$PWD python benchmarks/attention_ncu_probe.py [D:T:causal,...]
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from torch.nn.functional import scaled_dot_product_attention as sdpa  # noqa: E4
 from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg  # noqa: E402
 
 SHAPES = [(64, 1024, False), (64, 1024, True), (128, 1024, False), (64, 4096, True)]
+if len(sys.argv) > 1:  # e.g. 64:1024:1,128:1024:0 (D:T:causal)
+    SHAPES = [(int(d), int(t), bool(int(c))) for d, t, c in (s.split(":") for s in sys.argv[1].split(","))]
 
 for D, T, causal in SHAPES:
     q, k, v = (torch.randn(4, 32, T, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
