@@ -137,26 +137,26 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# One release a key tile (Config.merged; flash_attention_gluon.MERGED_SWEEP): the producer refills a ring slot only once
-# both its K and its V are done with, on one barrier; causal and not, a partial last tile of query rows, many work items
-# a CTA (num_sms=3).
-MERGED_CONFIGS = [(D, cfg) for D, cfgs in fg.MERGED_SWEEP.items() for cfg in cfgs]
+# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP): choose()'s configs with each
+# thread's partial sums, added across the row's 4 threads once an item; causal and not, a partial last query tile,
+# many work items a CTA (num_sms=3), float16 on very negative scores.
+LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs]
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,cfg", MERGED_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in MERGED_CONFIGS])
+@pytest.mark.parametrize("D,cfg", LAZY_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in LAZY_CONFIGS])
 @pytest.mark.parametrize("causal", [False, True])
-def test_gluon_one_release_a_tile(D, cfg, causal):
-    for T in (128, 384, 1024):
-        for num_sms in (None, 3):
+def test_gluon_row_sums_per_thread(D, cfg, causal):
+    for T in _lengths(cfg):
+        for num_sms in ((None, 3) if cfg.persistent else (None, )):
             run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
                 impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
-    run((1, 2, 512, D), causal, torch.float16, kind="negative", device="cuda",
+    run((1, 2, _lengths(cfg)[0], D), causal, torch.float16, kind="negative", device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
 
 
-def test_merged_configs_take_the_tested_lengths():
-    for D, cfg in MERGED_CONFIGS:
-        assert cfg.merged and cfg.num_stages >= 3
-        for T in (128, 384, 1024):
+def test_lazy_sum_configs_take_the_tested_lengths():
+    for D, cfg in LAZY_CONFIGS:
+        assert cfg.lazy_sum
+        for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

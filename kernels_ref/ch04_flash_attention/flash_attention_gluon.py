@@ -94,13 +94,13 @@ class Config(NamedTuple):
     persistent: bool = False  # one CTA per SM looping over (query tile, head) work items (see _persistent_kernel)
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
-    merged: bool = False  # one release a key tile: K_j and V_j freed together once P_j V_j retired (_attend)
+    lazy_sum: bool = False  # each thread sums its own columns of a row; the 4 threads' sums added once (_row_sum)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-m" if self.merged else ""))
+                + ("-ls" if self.lazy_sum else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -225,17 +225,14 @@ SHORT_SWEEP = {
           Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
           Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
-# One release a key tile (Config.merged). Nsight Compute on the H200 (gpu_2026-11-28_s18/b) puts 31-37% of our
-# kernels' stall cycles at a barrier of the warpgroup's warps, where cuDNN's kernel (the same tiles as CONFIGS[64] for
-# D 64: two consumer warpgroups of 64 rows, 128-key tiles, 134 KB of shared memory) issues faster (4.5-4.9 cycles
-# between a warp's instructions against our 7.2-8.3). The compiler puts such a barrier before every mbarrier arrive
-# (one thread arrives for the warpgroup) and before the next wait: two arrives a tile (K_j once S_j retired, V_{j-1}
-# once P V retired) are three barriers a tile; one arrive (slot j-1 once P_{j-1} V_{j-1} retired) two. The price: a
-# K slot frees later, so the producer has one tile less to refill it (three or more stages). Compiled offline
-# (triton 3.7.1, Triton's ptxas, sm_90a) without spills.
-MERGED_SWEEP = {
-    64: [CONFIGS[64]._replace(merged=True), Config(128, 128, 4, 2, persistent=True, merged=True)],
-    128: [SHORT_128._replace(merged=True), Config(128, 64, 4, 2, persistent=True, merged=True)],
+# Row sums kept per thread (Config.lazy_sum, FlashAttention-3's choice): Nsight Compute on the H200 (gpu_2026-11-28_s18/d,
+# D 64 T 1024 causal, the same tiles as cuDNN's kernel) finds ours issuing on 39% of the cycles against cuDNN's 46%,
+# with more of the stalls on the MIO queue (0.34 warps a cycle against 0.06: shuffles, shared-memory stores, mbarrier
+# operations). A row's sum over the 4 threads that share it costs two shuffles a row a tile; kept per thread it costs
+# them once an item.
+LAZY_SUM_SWEEP = {
+    64: [CONFIGS[64]._replace(lazy_sum=True), WIDE_64._replace(lazy_sum=True), THREE_64._replace(lazy_sum=True)],
+    128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=True), THREE_128._replace(lazy_sum=True)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
@@ -275,7 +272,7 @@ if HAS_GLUON:
 
     @gluon.jit
     def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr,
-                 MERGED: gl.constexpr = False):
+                 LAZY_SUM: gl.constexpr = False):
         """K and V tiles at `row` into ring slot i (i counts the CTA's key tiles, across work items)."""
         k_ready = bars[1]
         v_ready = bars[2]
@@ -288,8 +285,7 @@ if HAS_GLUON:
         mbarrier.wait(k_empty.index(s), free_parity)
         mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
         tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(s), k_smem.index(s))
-        if not MERGED:  # (MERGED: k_empty frees the whole slot)
-            mbarrier.wait(v_empty.index(s), free_parity)
+        mbarrier.wait(v_empty.index(s), free_parity)
         mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
         tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
 
@@ -304,11 +300,11 @@ if HAS_GLUON:
     @gluon.jit
     def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                   M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                  MERGED: gl.constexpr = False):
+                  LAZY_SUM: gl.constexpr = False):
         """One warp: TMA loads of the consumers' query tiles, then of every K and V tile into the ring."""
         _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
         for j in range(n_tiles):
-            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES, MERGED)
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES, LAZY_SUM)
 
     @gluon.jit
     def _work_item(w, k, T, BH, BLOCK_M: gl.constexpr):
@@ -326,7 +322,7 @@ if HAS_GLUON:
     def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                              NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                             MERGED: gl.constexpr = False):
+                             LAZY_SUM: gl.constexpr = False):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
         across items, so every barrier's phase continues where the last item left it."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
@@ -342,13 +338,13 @@ if HAS_GLUON:
                     n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
                                            ROW_TAIL)
                     # The first K/V tile first: its stage frees while the consumers still run the last item.
-                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES, MERGED)
+                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES, LAZY_SUM)
                     # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
                     mbarrier.wait(q_free, (c & 1) ^ 1)
                     _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
                     for j in range(1, n_tiles):
                         _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j,
-                                 NUM_STAGES, MERGED)
+                                 NUM_STAGES, LAZY_SUM)
                     i += n_tiles
                     c += 1
 
@@ -422,8 +418,19 @@ if HAS_GLUON:
         return warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
 
     @gluon.jit
+    def _row_sum(p, BLOCK_N: gl.constexpr, LAZY_SUM: gl.constexpr):
+        """Sum of each row of p: across the 4 threads that share a row (two shuffles a row), or (LAZY_SUM) each
+        thread's own columns only, a [M, 4] tensor whose column t lives in thread t of the row's quad (in the wgmma
+        accumulator layout the columns 8k + 2t, 8k + 2t + 1 of a row are thread t's), added up once at the end."""
+        if LAZY_SUM:
+            p4 = gl.reshape(p, [p.shape[0], BLOCK_N // 8, 4, 2])
+            return gl.sum(gl.sum(p4, axis=3), axis=1)
+        else:
+            return gl.sum(p, axis=1)
+
+    @gluon.jit
     def _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout: gl.constexpr, BLOCK_N: gl.constexpr,
-                      MASKED: gl.constexpr):
+                      MASKED: gl.constexpr, LAZY_SUM: gl.constexpr = False):
         """Online-softmax update for the raw scores sc of key tile j: new max, P (fp32), alpha, new sum."""
         if MASKED:  # causal, a tile on the diagonal: keys after the query are -inf
             k_pos = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
@@ -432,7 +439,11 @@ if HAS_GLUON:
         m_new = gl.maximum(m_i, gl.max(sc, axis=1) * qk_scale)
         p = gl.exp2(sc * qk_scale - m_new[:, None])  # one FMA + one exp2 per score
         alpha = gl.exp2(m_i - m_new)  # m_i = -inf on the first tile: alpha = 0, no NaN (m_new is finite)
-        l_i = l_i * alpha + gl.sum(p, axis=1)
+        psum = _row_sum(p, BLOCK_N, LAZY_SUM)
+        if LAZY_SUM:
+            l_i = l_i * gl.convert_layout(alpha, gl.SliceLayout(1, psum.type.layout))[:, None] + psum
+        else:
+            l_i = l_i * alpha + psum
         return p, m_new, l_i, alpha
 
     @gluon.jit
@@ -461,7 +472,7 @@ if HAS_GLUON:
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
                 WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                MERGED: gl.constexpr = False):
+                LAZY_SUM: gl.constexpr = False):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
         holds P_{lo-1} (not yet multiplied by V; P_BUFS: in its shared buffer) and acc is scaled to m_i; on exit
         the same for hi-1. Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax
@@ -482,16 +493,13 @@ if HAS_GLUON:
             _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
             # wgmma groups retire in order: at most one in flight means S_j is done, P V may still run.
             sc = warpgroup_mma_wait(1, deps=(s_tok, ))
-            if not MERGED:
-                mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED)
+            mbarrier.arrive(k_empty.index((base + j) % NUM_STAGES), count=1)
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, j, q_pos, qk_scale, s_layout, BLOCK_N, MASKED,
+                                               LAZY_SUM)
             if P_BUFS != 1:
                 p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
-            if MERGED:  # one arrive (and so one warpgroup barrier: the compiler puts one before every arrive) a tile
-                mbarrier.arrive(k_empty.index(prev), count=1)
-            else:
-                mbarrier.arrive(v_empty.index(prev), count=1)
+            mbarrier.arrive(v_empty.index(prev), count=1)
             if P_BUFS == 1:  # the one buffer is free now
                 p = _stage_p(p, alpha, my_p, j, P_BUFS)
             acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
@@ -501,7 +509,7 @@ if HAS_GLUON:
     def _consume(o_desc, my_q, o_smem, k_smem, v_smem, my_p, bars, head_row, start, n_tiles, base, q_phase,
                  qk_scale, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
+                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -521,7 +529,7 @@ if HAS_GLUON:
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
         m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-        l_i = gl.zeros([M_WG], gl.float32, gl.SliceLayout(1, s_layout))
+        l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
         acc = gl.zeros([M_WG, D], gl.float32, o_layout)
 
         mbarrier.wait(q_bar, q_phase)
@@ -530,19 +538,18 @@ if HAS_GLUON:
         s_tok = _scores(my_q, k_smem, bars, base, s_layout, M_WG, BLOCK_N, NUM_STAGES, WG, PINGPONG)
         _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-        if not MERGED:
-            mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-        p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL)
+        mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+        p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL, LAZY_SUM)
         p = _stage_p(p, alpha, my_p, 0, P_BUFS)  # (no P V in flight yet)
         # Tiles 1 .. n_unmasked-1 without a mask, then (causal) the diagonal tiles with one.
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
         acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
                                    base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
+                                   NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
+                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
@@ -551,11 +558,10 @@ if HAS_GLUON:
         p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
         o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
         acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
-        if MERGED:
-            mbarrier.arrive(k_empty.index(last), count=1)
-        else:
-            mbarrier.arrive(v_empty.index(last), count=1)
+        mbarrier.arrive(v_empty.index(last), count=1)
 
+        if LAZY_SUM:
+            l_i = gl.sum(l_i, axis=1)
         o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
         if PERSISTENT:
             tma.store_wait(0)  # the previous item's output store has read o_smem
@@ -571,7 +577,7 @@ if HAS_GLUON:
                        qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                        ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr,
-                       P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
+                       P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
         in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
         warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
@@ -588,7 +594,7 @@ if HAS_GLUON:
             if start < T:
                 _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start,
                          n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                         NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
+                         NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
             else:
                 n_done = 0
                 if PERSISTENT:
@@ -596,7 +602,7 @@ if HAS_GLUON:
         else:
             _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start, n_tiles,
                      base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                     NUM_CONSUMERS, PINGPONG, P_BUFS, MERGED)
+                     NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -609,32 +615,28 @@ if HAS_GLUON:
                 _turn_pass(bars, WG, NUM_CONSUMERS, PINGPONG)
                 s = j % NUM_STAGES
                 mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
-                if MERGED:
-                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
-                    mbarrier.arrive(k_empty.index(s), count=1)
-                else:
-                    mbarrier.arrive(k_empty.index(s), count=1)
-                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
-                    mbarrier.arrive(v_empty.index(s), count=1)
+                mbarrier.arrive(k_empty.index(s), count=1)
+                mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                mbarrier.arrive(v_empty.index(s), count=1)
         return n_cta
 
     @gluon.jit
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, MERGED: gl.constexpr = False):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
         _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, _my_p(p_smem, WG, P_BUFS), bars, head_row, row0, T,
                        0, 0, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False,
-                       PINGPONG, P_BUFS, MERGED)
+                       PINGPONG, P_BUFS, LAZY_SUM)
 
     @gluon.jit
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                             MERGED: gl.constexpr = False):
+                             LAZY_SUM: gl.constexpr = False):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -647,7 +649,7 @@ if HAS_GLUON:
                 if has:
                     base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
                                            base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, MERGED)
+                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
                     c += 1
         tma.store_wait(0)
 
@@ -669,7 +671,7 @@ if HAS_GLUON:
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                             ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False,
-                            P_BUFS: gl.constexpr = 0, MERGED: gl.constexpr = False):
+                            P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -706,35 +708,35 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, MERGED)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
     @gluon.jit
@@ -742,7 +744,7 @@ if HAS_GLUON:
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, MERGED: gl.constexpr = False):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -775,35 +777,35 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
                                          2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, MERGED)),
+                             P_BUFS, LAZY_SUM)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, MERGED)),
+                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -824,7 +826,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, MERGED=cfg.merged,
+                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
 
