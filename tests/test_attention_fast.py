@@ -137,10 +137,11 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP): choose()'s configs with each
-# thread's partial sums, added across the row's 4 threads once an item; causal and not, a partial last query tile,
-# many work items a CTA (num_sms=3), float16 on very negative scores.
-LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs]
+# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, and choose()'s PERSIST_128 and
+# THREE_128): each thread's partial sums, added across the row's 4 threads once an item; causal and not, a partial last
+# query tile, many work items a CTA (num_sms=3), float16 on very negative scores. (The sweep's D 128 entries are the
+# same configs without, for comparison.)
+LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs] + [(128, fg.THREE_128)]
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
@@ -156,7 +157,8 @@ def test_gluon_row_sums_per_thread(D, cfg, causal):
 
 
 def test_lazy_sum_configs_take_the_tested_lengths():
+    assert fg.PERSIST_128.lazy_sum and fg.THREE_128.lazy_sum and not fg.THREE_64.lazy_sum
+    assert all(cfg.lazy_sum for cfg in fg.LAZY_SUM_SWEEP[64])
     for D, cfg in LAZY_CONFIGS:
-        assert cfg.lazy_sum
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

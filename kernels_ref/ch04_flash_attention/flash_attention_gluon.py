@@ -134,8 +134,11 @@ PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_12
 # D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
 #   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
 # Ping-pong on top (three turns, another process) read within 2% of these (run b; 3% with two P buffers).
-THREE_128 = Config(192, 128, 2, 3, p_bufs=1)
-THREE_64 = THREE_128  # the same tiles won for D 64 (one config, two names for choose()'s two cases)
+# Row sums kept per thread (Config.lazy_sum, LAZY_SUM_SWEEP below) took it further for D 128 (run s18/e: T 2048 676
+# against 662, causal T 4096 634 against 605); for D 64 they did not (causal T 16384 459 against 457), so THREE_64 keeps
+# the shuffles.
+THREE_128 = Config(192, 128, 2, 3, p_bufs=1, lazy_sum=True)
+THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums across the 4 threads every tile
 
 
 # Not causal, where choose() was still behind cuDNN (SHORT_SWEEP below), timed against choose()'s earlier configs and
@@ -148,8 +151,9 @@ THREE_64 = THREE_128  # the same tiles won for D 64 (one config, two names for c
 # D 128 T 1024, PERSIST_128 (persistent BM128-BN128, P through one shared buffer) against SHORT_128: 540-541 / 509-511
 #   (cuDNN 562); causal 378 / 405 (SHORT_128 stays); T 2048 639 against THREE_128's 661.
 # Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
+# PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562).
 WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
-PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1)
+PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
@@ -222,17 +226,22 @@ SHORT_SWEEP = {
          Config(128, 64, 4, 2, persistent=True), Config(128, 64, 4, 2, persistent=True, p_bufs=2),
          Config(192, 64, 3, 3, persistent=True), Config(192, 64, 4, 3, persistent=True, p_bufs=1)],
     128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
-          Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1), THREE_128,
-          Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
+          Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1),
+          Config(192, 128, 2, 3, p_bufs=1), Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
-# Row sums kept per thread (Config.lazy_sum, FlashAttention-3's choice): Nsight Compute on the H200 (gpu_2026-11-28_s18/d,
-# D 64 T 1024 causal, the same tiles as cuDNN's kernel) finds ours issuing on 39% of the cycles against cuDNN's 46%,
-# with more of the stalls on the MIO queue (0.34 warps a cycle against 0.06: shuffles, shared-memory stores, mbarrier
-# operations). A row's sum over the 4 threads that share it costs two shuffles a row a tile; kept per thread it costs
-# them once an item.
+# Row sums kept per thread (Config.lazy_sum, FlashAttention-3's choice). Nsight Compute on the H200
+# (gpu_2026-11-28_s18/d, D 64 T 1024 causal, CONFIGS[64] against cuDNN's kernel, which has the same tiles) finds ours
+# issuing on 39% of the cycles against cuDNN's 46%, with more stalls on the MIO queue (0.34 warps a cycle against
+# 0.06: shuffles, shared-memory stores, mbarrier operations). A row's sum across the 4 threads that share it costs two
+# shuffles a row a tile; kept per thread, once an item. Timed against choose()'s configs of the time (run s18/e,
+# TFLOP/s, medians of 3 rounds): D 128 T 1024 556 against 542 (PERSIST_128; cuDNN 562), T 2048 676 / 662 and causal
+# T 4096 634 / 605 (THREE_128); D 64 no gain (causal T 1024 258 / 257, T 4096 398 / 413, T 16384 459 / 457; T 1024 not
+# causal 365 / 367). So PERSIST_128 and THREE_128 keep them, the D 64 configs do not. Compiled offline (triton 3.7.1)
+# without spills but WIDE_64's when causal (56 B) and THREE_128's when causal (20 B stores, 40 B loads).
+# The D 128 lists hold the configs without (choose()'s before run s18/e), for a rerun against choose().
 LAZY_SUM_SWEEP = {
     64: [CONFIGS[64]._replace(lazy_sum=True), WIDE_64._replace(lazy_sum=True), THREE_64._replace(lazy_sum=True)],
-    128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=True), THREE_128._replace(lazy_sum=True)],
+    128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=False), THREE_128._replace(lazy_sum=False)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
