@@ -381,7 +381,7 @@ def test_ch04_three_groups():
     kib, in_use, of = quoted(ch, r"shared-memory buffer \((\d+) KiB a group\).{0,300}?and (\d+) of the (\d+) "
                              r"remain in use")
     assert s_regs + p_regs + acc == three == of and s_regs + acc == in_use and kib * 1024 == 64 * 128 * 2
-    assert fg.THREE_128.p_bufs and fg.THREE_128.num_consumers == 3
+    assert fg.THREE_128.p_bufs and fg.THREE_128.num_consumers == 3  # (its row sums per thread came after run s16/b)
     runs = {r: load(f"{S16}/{r}/{name}.json") for r, name in (("a", "psmem"), ("b", "b1"))}
     assert all(doc["device"] == "NVIDIA H200" and doc["rounds"] == 3 for doc in runs.values())
 
@@ -390,7 +390,7 @@ def test_ch04_three_groups():
                   and r["variant"].endswith(variant)]
         return round(rec["tflops"])
     three_t, two_t = quoted(ch, r"no mask\): (\d+) against (\d+) TFLOP/s")
-    assert (three_t, two_t) == (tflops("b", 128, 4096, False, fg.THREE_128.name()),
+    assert (three_t, two_t) == (tflops("b", 128, 4096, False, fg.THREE_128._replace(lazy_sum=False).name()),
                                 tflops("b", 128, 4096, False, fg.PINGPONG_128.name()))
     three_s, two_s, three_l, two_l = quoted(ch, r"at\s+\$T = 1024\$, (\d+) against (\d+), run `a`; at \$T = 4096\$ "
                                             r"without the mask (\d+) against (\d+)\)")
@@ -406,6 +406,32 @@ def test_ch04_three_groups():
                 if any((x["D"], x["T"], x["causal"]) == (r["D"], r["T"], r["causal"]) and x["variant"].endswith(plain)
                        and x.get("tflops") for x in runs[run]["records"])]
         assert base and abs(r["tflops"] / base[0] - 1) < within / 100, (r["variant"], r["T"], r["tflops"], base)
+
+
+def test_ch04_row_sums_added_once():
+    """Chapter 4's point on row sums kept per thread: the measurements (run s18/e, attention_gluon_check.py --psmem
+    --sweep LAZY_SUM_SWEEP, medians of 3 interleaved rounds, H200) and where the kernel takes them."""
+    from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+    doc = load(f"{S18}/e/lazy.json")
+    assert doc["device"] == H200 and doc["rounds"] == 3 and doc["sweep"] == "LAZY_SUM_SWEEP"
+
+    def tflops(D, T, causal, variant):
+        (rec,) = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
+                  and r["variant"].endswith(variant)]
+        assert len(rec["ms_rounds"]) == 3
+        return round(rec["tflops"])
+    eager128, eager_three = fg.PERSIST_128._replace(lazy_sum=False), fg.THREE_128._replace(lazy_sum=False)
+    a1, b1, a4, b4, a64, b64 = quoted(
+        "ch04_flash_attention", r"run `benchmarks/gpu_2026-11-28_s18/e`\): (\d+) against (\d+) TFLOP/s at \$T = 1024\$"
+        r"\s+without the mask, (\d+) against (\d+) at \$T = 4096\$ with it\. At \$D = 64\$ it gained nothing \(with "
+        r"the mask\s+at \$T = 4096\$: (\d+) against (\d+)\)")
+    assert (a1, b1) == (tflops(128, 1024, False, fg.PERSIST_128.name()), tflops(128, 1024, False, eager128.name()))
+    assert (a4, b4) == (tflops(128, 4096, True, fg.THREE_128.name()), tflops(128, 4096, True, eager_three.name()))
+    assert (a64, b64) == (tflops(64, 4096, True, fg.CONFIGS[64]._replace(lazy_sum=True).name()),
+                          tflops(64, 4096, True, fg.CONFIGS[64].name()))
+    assert a1 > b1 and a4 > b4 and a64 < b64
+    assert fg.choose(128, 1024, False).lazy_sum and fg.choose(128, 4096, True).lazy_sum
+    assert not any(fg.choose(64, T, c).lazy_sum for T in (1024, 4096, 16384) for c in (False, True))
 
 
 def test_ch04_wider_key_tiles():
@@ -444,8 +470,8 @@ def test_ch04_wider_key_tiles():
     assert (nc, oc) == (tflops(64, 4096, True, w.name()), tflops(64, 4096, True, fg.CONFIGS[64].name()))
     assert all(tflops(64, T, True, w.name()) < tflops(64, T, True, fg.CONFIGS[64].name()) for T in (1024, 2048, 4096))
     p128, s128 = quoted(ch, r"128-key tiles: (\d+) against (\d+) TFLOP/s for the earlier choice")
-    assert (p128, s128) == (tflops(128, 1024, False, fg.PERSIST_128.name()), tflops(128, 1024, False,
-                                                                                     fg.SHORT_128.name()))
+    persist = fg.PERSIST_128._replace(lazy_sum=False)  # as run s17/a timed it (row sums per thread came after: s18/e)
+    assert (p128, s128) == (tflops(128, 1024, False, persist.name()), tflops(128, 1024, False, fg.SHORT_128.name()))
 
 
 def test_ch04_pingpong_gains():
@@ -633,6 +659,7 @@ S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep wi
 S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h an H200 report (s13's run_h.sh, rerun with Liger)
 S16 = "benchmarks/gpu_2026-11-28_s16"  # the sixteenth: a, b three consumer groups, P through shared memory
 S17 = "benchmarks/gpu_2026-11-28_s17"  # the seventeenth: a, b 256-key tiles (D 64); d the H200 report with them
+S18 = "benchmarks/gpu_2026-11-28_s18"  # the eighteenth: e row sums kept per thread (Config.lazy_sum)
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 

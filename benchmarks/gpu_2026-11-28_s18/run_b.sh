@@ -1,6 +1,6 @@
 #!/bin/bash
-# Eighteenth session, run b (H200): (1) the staggered schedule against the same configs without it on as many CTAs as
-# heads and a batch whose K/V fit in L2 (attention_stagger_probe.py): run a's loss, is it the schedule or L2 and
+# Eighteenth session, run b (H200; the probe and the stagger code are in commit 4a2494f): (1) the staggered
+# schedule against the same configs without it on as many CTAs as heads and a batch whose K/V fit in L2 (attention_stagger_probe.py): run a's loss, is it the schedule or L2 and
 # the grid?; (2) Nsight Compute on cuDNN's SDPA and choose()'s config where cuDNN leads (attention_ncu_probe.py).
 O=$OUT
 { nvidia-smi --query-gpu=name --format=csv,noheader; echo "head $HEAD"; } > $O/info.txt; cat $O/info.txt
