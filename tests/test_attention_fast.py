@@ -116,14 +116,19 @@ def _lengths(cfg):
     return (384 if 384 % cfg.BLOCK_N == 0 else 512), 1024
 
 
-@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,cfg", P_BUF_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in P_BUF_CONFIGS])
-@pytest.mark.parametrize("causal", [False, True])
-def test_gluon_p_through_shared_memory(D, cfg, causal):
+def _on_both_lengths(D, cfg, causal):
+    """bf16 against float64 on 2 x 3 heads of both _lengths, persistent configs also on 3 SMs (many items a CTA)."""
     for T in _lengths(cfg):
         for num_sms in ((None, 3) if cfg.persistent else (None, )):
             run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
                 impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", P_BUF_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in P_BUF_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_p_through_shared_memory(D, cfg, causal):
+    _on_both_lengths(D, cfg, causal)
     run((1, 2, 1024, D), causal, torch.float16, device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
     run((1, 2, _lengths(cfg)[0], D), causal, torch.bfloat16, kind="negative", device="cuda",
@@ -148,10 +153,7 @@ LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfg
 @pytest.mark.parametrize("D,cfg", LAZY_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in LAZY_CONFIGS])
 @pytest.mark.parametrize("causal", [False, True])
 def test_gluon_row_sums_per_thread(D, cfg, causal):
-    for T in _lengths(cfg):
-        for num_sms in ((None, 3) if cfg.persistent else (None, )):
-            run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
-                impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+    _on_both_lengths(D, cfg, causal)
     run((1, 2, _lengths(cfg)[0], D), causal, torch.float16, kind="negative", device="cuda",
         impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
 

@@ -408,6 +408,14 @@ def test_ch04_three_groups():
         assert base and abs(r["tflops"] / base[0] - 1) < within / 100, (r["variant"], r["T"], r["tflops"], base)
 
 
+def _sweep_tflops(doc, D, T, causal, variant) -> int:
+    """TFLOP/s of one variant (its name's end) on one shape in an attention_gluon_check.py --psmem run of 3 rounds."""
+    (rec,) = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
+              and r["variant"].endswith(variant)]
+    assert len(rec["ms_rounds"]) == 3
+    return round(rec["tflops"])
+
+
 def test_ch04_row_sums_added_once():
     """Chapter 4's point on row sums kept per thread: the measurements (run s18/e, attention_gluon_check.py --psmem
     --sweep LAZY_SUM_SWEEP, medians of 3 interleaved rounds, H200) and where the kernel takes them."""
@@ -416,10 +424,7 @@ def test_ch04_row_sums_added_once():
     assert doc["device"] == H200 and doc["rounds"] == 3 and doc["sweep"] == "LAZY_SUM_SWEEP"
 
     def tflops(D, T, causal, variant):
-        (rec,) = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
-                  and r["variant"].endswith(variant)]
-        assert len(rec["ms_rounds"]) == 3
-        return round(rec["tflops"])
+        return _sweep_tflops(doc, D, T, causal, variant)
     eager128, eager_three = fg.PERSIST_128._replace(lazy_sum=False), fg.THREE_128._replace(lazy_sum=False)
     a1, b1, a4, b4, a64, b64 = quoted(
         "ch04_flash_attention", r"run `benchmarks/gpu_2026-11-28_s18/e`\): (\d+) against (\d+) TFLOP/s at \$T = 1024\$"
@@ -458,10 +463,7 @@ def test_ch04_wider_key_tiles():
     assert doc["device"] == H200 and doc["rounds"] == 3 and doc["sweep"] == "SHORT_SWEEP"
 
     def tflops(D, T, causal, variant):
-        (rec,) = [r for r in doc["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
-                  and r["variant"].endswith(variant)]
-        assert len(rec["ms_rounds"]) == 3
-        return round(rec["tflops"])
+        return _sweep_tflops(doc, D, T, causal, variant)
     n4, o4, n2, o2 = quoted(ch, r"run `benchmarks/gpu_2026-11-28_s17/a`\): (\d+)\s+against (\d+) TFLOP/s at \$T = "
                             r"4096\$, (\d+) against (\d+) at \$T = 2048\$")
     assert (n4, o4, n2, o2) == (tflops(64, 4096, False, w.name()), tflops(64, 4096, False, fg.CONFIGS[64].name()),
