@@ -373,9 +373,9 @@ def test_ch04_three_groups():
                                  r"`bfloat16` for the next product, (\d+) \(two to a register\); the output "
                                  r"accumulator,\s+\$64 \\cdot D / 128 = D/2\$, (\d+) at \$D = 128\$")
     assert (s_regs, p_regs, acc) == (64 * 128 // 128, 64 * 128 // 2 // 128, 128 // 2)
-    two, allow, prod, three = quoted(ch, r"share the rest at (\d+) each \(the\s+kernel's cap, FlashAttention-3's "
-                                     r"split: the file would allow (\d+)\), three at \$\(512 - (\d+)\)/3 \\approx "
-                                     r"\d+\$, rounded down to a multiple of 8: (\d+)")
+    two, allow, prod, three = quoted(ch, r"share the rest at (\d+) each \(`setmaxnreg` takes multiples of 8, so "
+                                     r"\$\(512 - \d+\)/2 = (\d+)\$ rounds down\s+to \d+, FlashAttention-3's split\), "
+                                     r"three at \$\(512 - (\d+)\)/3 \\approx \d+\$, rounded down likewise: (\d+)")
     assert prod == fg.Config(192, 128, 2, 3).producer_regs and allow == (512 - prod) // 2
     assert (two, three) == (fg.consumer_regs(fg.Config(128, 128, 2, 2)), fg.consumer_regs(fg.THREE_128))
     kib, in_use, of = quoted(ch, r"shared-memory buffer \((\d+) KiB a group\).{0,300}?and (\d+) of the (\d+) "
