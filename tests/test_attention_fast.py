@@ -164,3 +164,67 @@ def test_lazy_sum_configs_take_the_tested_lengths():
     for D, cfg in LAZY_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)
+
+
+# The balanced schedule (Config.balanced): the host deals the query tiles to the persistent CTAs longest first
+# (flash_attention_gluon.schedule). The table, checked on the CPU; the kernels that read it, on the GPU.
+def test_balanced_schedule_by_hand():
+    """T 256, 128-row tiles, 2 heads, 3 SMs, causal: tile 1 costs 2 key tiles + 1, tile 0 1 + 1. The two tile 1s go
+    to CTAs 0 and 1, head 0's tile 0 to CTA 2, which then has the least work and gets head 1's tile 0 too."""
+    cfg = fg.CONFIGS[64]._replace(balanced=True)
+    assert fg.ITEM_COST == 1 and cfg.BLOCK_M == cfg.BLOCK_N == 128
+    assert fg.schedule(256, 2, cfg, True, 3) == [0, 1, 2, 4] + [1, 3, 0, 2]
+    assert fg.schedule(256, 2, cfg, False, 8) == [0, 1, 2, 3, 4] + [0, 1, 2, 3]  # 4 tiles: 4 CTAs
+
+
+def _pairs_loads(n_q, BH, n_sms, cost):
+    """The work per CTA of _work_item's schedule: pairs (n_q-1-r, r) of one head, round robin over the CTAs."""
+    n_pairs = (n_q + 1) // 2
+    loads = [0] * min(n_sms, n_pairs * BH)
+    for w in range(n_pairs * BH):
+        r = w % n_pairs
+        loads[w % len(loads)] += cost(n_q - 1 - r) + (cost(r) if r != n_q - 1 - r else 0)
+    return loads
+
+
+@pytest.mark.parametrize("D,T,causal", [(64, 1024, True), (64, 2048, True), (64, 4096, True), (128, 1024, True),
+                                        (128, 2048, True), (64, 384, True), (64, 1024, False)])
+def test_balanced_schedule_shares_the_work_out(D, T, causal):
+    """Every tile once; each CTA's tiles head by head; the busiest CTA within one tile of the mean (greedy's bound:
+    its last tile went to the least loaded CTA) and, causal, below the pairs' busiest."""
+    BH, n_sms = 128, 132
+    cfg = (fg.CONFIGS[64] if D == 64 else fg.SHORT_128)._replace(balanced=True)
+    n_q = T // cfg.BLOCK_M
+    table = fg.schedule(T, BH, cfg, causal, n_sms)
+    P = len(table) - 1 - BH * n_q
+    offsets, entries = table[:P + 1], table[P + 1:]
+    assert P == min(n_sms, BH * n_q) and offsets[0] == 0 and offsets[-1] == len(entries)
+    assert sorted(entries) == list(range(BH * n_q))
+
+    def cost(tile):
+        return fg.ITEM_COST + (-(-(tile + 1) * cfg.BLOCK_M // cfg.BLOCK_N) if causal else T // cfg.BLOCK_N)
+    mine = [entries[offsets[p]:offsets[p + 1]] for p in range(P)]
+    assert all([it // n_q for it in m] == sorted(it // n_q for it in m) for m in mine)
+    loads = [sum(cost(it % n_q) for it in m) for m in mine]
+    assert max(loads) <= sum(loads) / P + cost(n_q - 1)
+    if causal:
+        assert max(loads) < max(_pairs_loads(n_q, BH, n_sms, cost))
+
+
+BALANCED_CONFIGS = [(D, cfg) for D, cfgs in fg.BALANCED_SWEEP.items() for cfg in cfgs]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", BALANCED_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in BALANCED_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_balanced_schedule(D, cfg, causal):
+    _on_both_lengths(D, cfg, causal)
+
+
+def test_balanced_configs_take_the_tested_lengths():
+    assert all(cfg.balanced and cfg.persistent for _, cfg in BALANCED_CONFIGS)
+    with pytest.raises(ValueError, match="persistent"):
+        fg.check_config(fg.THREE_64._replace(balanced=True), 64)
+    for D, cfg in BALANCED_CONFIGS:
+        for T in _lengths(cfg):
+            fg.check_config(cfg, D, T)

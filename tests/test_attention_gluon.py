@@ -6,7 +6,8 @@ Asserted in the PTX of each default config (D 64 and 128, causal or not): the GE
 TMA (cp.async.bulk.tensor) completed on mbarriers; the partitions re-split the register file (setmaxnreg: the
 producer down to its 24, the consumers up to their share); and ptxas reports no spills (no local memory). The same
 for the sweep's newer configs (NEW: persistent CTAs, three consumer warpgroups, and for BLOCK_M = 192 the variant for
-a T that is no multiple of it, a last partial query tile), causal or not. And for the ping-pong variants (PINGPONG:
+a T that is no multiple of it, a last partial query tile; persistent ones with the balanced schedule), causal or not.
+And for the ping-pong variants (PINGPONG:
 Config.pingpong, persistent or not, D 64 and 128, causal or not, and D 128's three-stage tiles): the same, plus the
 turn protocol in the PTX (one more count-1 mbarrier per consumer warpgroup; in every loop iteration the turn is
 passed on, an mbarrier.arrive, after both GEMMs are issued and before the wait for S), against the same config
@@ -35,6 +36,10 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
                     (128, fg.SHORT_128._replace(pingpong=True)),
                     (128, fg.Config(128, 128, 3, 2, pingpong=True))]
 
+# The sweep's configs, and the balanced schedule's first of each D (Config.balanced: the host's table read in the
+# loops of the persistent kernel; CONFIGS[64] and SHORT_128 with it).
+COMPILED = {D: fg.SWEEP[D] + fg.BALANCED_SWEEP[D][:1] for D in fg.SWEEP}
+
 
 # Run in a child process without the Triton interpreter: the course's CPU mode (tests/conftest.py imports
 # course) sets TRITON_INTERPRET=1 before the kernels are defined, which turns the @jit combine functions of
@@ -42,7 +47,7 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
 _COMPILE = """
 import json, sys
 from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
-from tests.test_attention_gluon import PINGPONG_CONFIGS
+from tests.test_attention_gluon import COMPILED, PINGPONG_CONFIGS
 out = {}
 for D in (64, 128):
     for causal in (False, True):
@@ -50,7 +55,7 @@ for D in (64, 128):
         with open(path, "w") as f:
             f.write(fg.compile_offline(fg.CONFIGS[D], D, causal).asm["ptx"])
         out[f"{D},{int(causal)}"] = path
-for D, cfgs in fg.SWEEP.items():
+for D, cfgs in COMPILED.items():
     for cfg in cfgs:
         if not (cfg.persistent or cfg.num_consumers == 3):
             continue
@@ -75,7 +80,7 @@ for D, cfg in PINGPONG_CONFIGS:
 print(json.dumps(out))
 """
 
-NEW = [(D, cfg, causal, tail) for D, cfgs in fg.SWEEP.items() for cfg in cfgs
+NEW = [(D, cfg, causal, tail) for D, cfgs in COMPILED.items() for cfg in cfgs
        if cfg.persistent or cfg.num_consumers == 3
        for tail in ((False, True) if cfg.BLOCK_M % 128 else (False,)) for causal in (False, True)]
 

@@ -95,12 +95,13 @@ class Config(NamedTuple):
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
     lazy_sum: bool = False  # each thread sums its own columns of a row; the 4 threads' sums added once (_row_sum)
+    balanced: bool = False  # persistent: the host's longest-first table says which CTA runs which tile (schedule)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-ls" if self.lazy_sum else ""))
+                + ("-ls" if self.lazy_sum else "") + ("-lpt" if self.balanced else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -243,6 +244,11 @@ LAZY_SUM_SWEEP = {
     64: [CONFIGS[64]._replace(lazy_sum=True), WIDE_64._replace(lazy_sum=True), THREE_64._replace(lazy_sum=True)],
     128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=False), THREE_128._replace(lazy_sum=False)],
 }
+# The balanced schedule (Config.balanced, schedule() below) on choose()'s persistent configs, for a run against them.
+BALANCED_SWEEP = {
+    64: [CONFIGS[64]._replace(balanced=True), WIDE_64._replace(balanced=True)],
+    128: [SHORT_128._replace(balanced=True), PERSIST_128._replace(balanced=True)],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -264,6 +270,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
     rows = cfg.BLOCK_M // max(cfg.num_consumers, 1)
     if cfg.num_consumers < 1 or rows * cfg.num_consumers != cfg.BLOCK_M or rows not in (64, 128):
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
+    if cfg.balanced and not cfg.persistent:
+        raise ValueError(f"flash_attention_gluon: {cfg}: a balanced schedule is for persistent CTAs")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -280,8 +288,7 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
 if HAS_GLUON:
 
     @gluon.jit
-    def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr,
-                 LAZY_SUM: gl.constexpr = False):
+    def _load_kv(k_desc, v_desc, k_smem, v_smem, bars, row, i, NUM_STAGES: gl.constexpr):
         """K and V tiles at `row` into ring slot i (i counts the CTA's key tiles, across work items)."""
         k_ready = bars[1]
         v_ready = bars[2]
@@ -308,12 +315,11 @@ if HAS_GLUON:
 
     @gluon.jit
     def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                  LAZY_SUM: gl.constexpr = False):
+                  M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
         """One warp: TMA loads of the consumers' query tiles, then of every K and V tile into the ring."""
         _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
         for j in range(n_tiles):
-            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES, LAZY_SUM)
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, j, NUM_STAGES)
 
     @gluon.jit
     def _work_item(w, k, T, BH, BLOCK_M: gl.constexpr):
@@ -328,34 +334,54 @@ if HAS_GLUON:
         return (w // n_pairs) * T, tile * BLOCK_M, (k == 0) | (n_q - 1 - r != r)
 
     @gluon.jit
-    def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
+    def _scheduled_item(sched, idx, T, BLOCK_M: gl.constexpr):
+        """Balanced schedule (Config.balanced): entry idx of the CTA's part of the host's table (schedule()),
+        a query tile numbered head * n_q + tile. Returns (head_row, row0)."""
+        n_q = gl.cdiv(T, BLOCK_M)
+        item = gl.load(sched + gl.num_programs(0) + 1 + idx)
+        return (item // n_q) * T, (item % n_q) * BLOCK_M
+
+    @gluon.jit
+    def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, i, c,
+                      M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                      NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr):
+        """The loads of one work item, its key tiles in ring slots i, i + 1, ..; c counts the CTA's items.
+        Returns how many key tiles it loaded."""
+        n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+        # The first K/V tile first: its stage frees while the consumers still run the last item.
+        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
+        # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
+        mbarrier.wait(bars[5], (c & 1) ^ 1)
+        _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
+        for j in range(1, n_tiles):
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
+        return n_tiles
+
+    @gluon.jit
+    def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                              NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                             LAZY_SUM: gl.constexpr = False):
+                             BALANCED: gl.constexpr):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
         across items, so every barrier's phase continues where the last item left it."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-        q_bar = bars[0]
-        q_free = bars[5]
-        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
         i = 0
         c = 0
-        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-            for k in range(2):
-                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                if has:
-                    n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL,
-                                           ROW_TAIL)
-                    # The first K/V tile first: its stage frees while the consumers still run the last item.
-                    _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES, LAZY_SUM)
-                    # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
-                    mbarrier.wait(q_free, (c & 1) ^ 1)
-                    _load_q(q_desc, q_smem, q_bar, head_row + row0, M_WG, NUM_CONSUMERS)
-                    for j in range(1, n_tiles):
-                        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j,
-                                 NUM_STAGES, LAZY_SUM)
-                    i += n_tiles
-                    c += 1
+        if BALANCED:
+            for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
+                head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
+                i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, i, c,
+                                   M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+                c += 1
+        else:
+            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+                for k in range(2):
+                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                    if has:
+                        i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0,
+                                           T, i, c, M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+                        c += 1
 
     @gluon.jit
     def _alloc_p(dtype: gl.constexpr, q_smem, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
@@ -641,25 +667,34 @@ if HAS_GLUON:
                        PINGPONG, P_BUFS, LAZY_SUM)
 
     @gluon.jit
-    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, qk_scale,
+    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched, qk_scale,
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                             LAZY_SUM: gl.constexpr = False):
-        """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item)."""
+                             LAZY_SUM: gl.constexpr, BALANCED: gl.constexpr):
+        """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
+        the host's table: _scheduled_item)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-        n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
         c = 0
-        for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
-            for k in range(2):
-                head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
-                if has:
-                    base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
-                                           base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                           CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
-                    c += 1
+        if BALANCED:
+            for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
+                head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
+                base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
+                                       base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                       CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
+                c += 1
+        else:
+            n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
+            for w in range(gl.program_id(0), n_units, gl.num_programs(0)):
+                for k in range(2):
+                    head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
+                    if has:
+                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0,
+                                               T, base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES,
+                                               NUM_CONSUMERS, CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
+                        c += 1
         tma.store_wait(0)
 
     @gluon.jit
@@ -719,7 +754,7 @@ if HAS_GLUON:
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
                              P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
@@ -730,7 +765,7 @@ if HAS_GLUON:
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
                              P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
@@ -745,15 +780,16 @@ if HAS_GLUON:
                              2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
                              P_BUFS, LAZY_SUM)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
-                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, LAZY_SUM)),
+                             M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
     @gluon.jit
-    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, D: gl.constexpr, M_WG: gl.constexpr,
+    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, sched, D: gl.constexpr, M_WG: gl.constexpr,
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
-                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False):
+                           PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False,
+                           BALANCED: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
@@ -784,37 +820,37 @@ if HAS_GLUON:
 
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, QK_SCALE,
-                                         2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
-                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH,
-                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, LAZY_SUM)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
+                                        QK_SCALE, 2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -836,6 +872,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
                 PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
+                **(dict(BALANCED=cfg.balanced) if cfg.persistent else {}),
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
 
@@ -865,13 +902,75 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     n_q = -(-T // cfg.BLOCK_M)
     extra = dict(CAUSAL=bool(causal), ROW_TAIL=T % cfg.BLOCK_M != 0)
     if cfg.persistent:
-        n_units = (n_q + 1) // 2 * B * H  # pairs of query tiles (_work_item)
-        grid = (min(num_sms if num_sms else sm_count(q.device), n_units), )
-        _persistent_kernel[grid](*descs, T, B * H, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
+        n_sms = num_sms if num_sms else sm_count(q.device)
+        if cfg.balanced:
+            sched = schedule_tensor(T, B * H, cfg, bool(causal), n_sms, q.device)
+            grid = (len(sched) - 1 - n_q * B * H, )
+        else:
+            sched = _no_schedule(q.device)
+            grid = (min(n_sms, (n_q + 1) // 2 * B * H), )  # pairs of query tiles (_work_item)
+        _persistent_kernel[grid](*descs, T, B * H, sched, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
     else:
         _fa3_forward_kernel[(n_q, B * H)](*descs, T, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
 
 
+
+
+# The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
+# whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
+# kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
+# host knows every tile's work before the launch (its key tiles), so it can share the tiles out longest first, each to
+# the CTA with the least work so far (greedy LPT: longest processing time first). Then each CTA runs its tiles head by
+# head, so that the CTAs running at one time work on nearby heads and share their K/V in L2.
+ITEM_COST = 1  # key tiles' worth of time an item costs besides its key tiles (the first loads, the output's store)
+
+
+def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int]:
+    """The balanced schedule's table: offsets[0..P] (CTA p runs entries offsets[p]..offsets[p+1]-1) then the
+    entries, query tiles numbered head * n_q + tile; P = min(n_sms, tiles). The longest tiles are dealt first, each
+    to the CTA with the least work so far (ITEM_COST per tile plus its key tiles, ties to the lower CTA), and each
+    CTA's tiles are then ordered by head (the longest first within a head)."""
+    import heapq
+    n_q = -(-T // cfg.BLOCK_M)
+
+    def key_tiles(tile):  # the CTA's key tiles for a query tile (_n_key_tiles of its last warpgroup)
+        return -(-min((tile + 1) * cfg.BLOCK_M, T) // cfg.BLOCK_N) if causal else T // cfg.BLOCK_N
+
+    costs = [key_tiles(t) + ITEM_COST for t in range(n_q)]
+    items = sorted(range(BH * n_q), key=lambda it: (-costs[it % n_q], it))
+    n_cta = min(n_sms, len(items))
+    heap = [(0, p) for p in range(n_cta)]
+    mine: list[list[int]] = [[] for _ in range(n_cta)]
+    for it in items:
+        load, p = heapq.heappop(heap)
+        mine[p].append(it)
+        heapq.heappush(heap, (load + costs[it % n_q], p))
+    offsets, entries = [0], []
+    for p in range(n_cta):
+        entries += sorted(mine[p], key=lambda it: (it // n_q, -costs[it % n_q], it))
+        offsets.append(len(entries))
+    return offsets + entries
+
+
+_SCHEDULES: dict = {}
+
+
+def schedule_tensor(T, BH, cfg, causal, n_sms, device):
+    """schedule() as an int32 tensor on the device, made once per shape and kept."""
+    import torch
+    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_consumers, causal, n_sms, str(device))
+    if key not in _SCHEDULES:
+        _SCHEDULES[key] = torch.tensor(schedule(T, BH, cfg, causal, n_sms), dtype=torch.int32, device=device)
+    return _SCHEDULES[key]
+
+
+def _no_schedule(device):
+    """The table argument of an unbalanced persistent launch (never read)."""
+    import torch
+    key = ("none", str(device))
+    if key not in _SCHEDULES:
+        _SCHEDULES[key] = torch.zeros(1, dtype=torch.int32, device=device)
+    return _SCHEDULES[key]
 
 
 def _ok_dtypes():
@@ -900,7 +999,7 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", 
         constexprs["QK_SCALE"] = D ** -0.5 * LOG2E
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
-               "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "qk_scale": "fp32"}
+               "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "sched": "*i32", "qk_scale": "fp32"}
     kernel = _persistent_kernel if cfg.persistent else _fa3_forward_kernel
     signature = {name: runtime.get(name, "constexpr") for name in kernel.arg_names}
     src = GluonASTSource(kernel, signature, constexprs)
