@@ -171,10 +171,17 @@ def test_lazy_sum_configs_take_the_tested_lengths():
 def test_balanced_schedule_by_hand():
     """T 256, 128-row tiles, 2 heads, 3 SMs, causal: tile 1 costs 2 key tiles + 1, tile 0 1 + 1. The two tile 1s go
     to CTAs 0 and 1, head 0's tile 0 to CTA 2, which then has the least work and gets head 1's tile 0 too."""
-    cfg = fg.CONFIGS[64]._replace(balanced=True)
+    cfg = fg.CONFIGS[64]._replace(balanced="lpt")
     assert fg.ITEM_COST == 1 and cfg.BLOCK_M == cfg.BLOCK_N == 128
     assert fg.schedule(256, 2, cfg, True, 3) == [0, 1, 2, 4] + [1, 3, 0, 2]
     assert fg.schedule(256, 2, cfg, False, 8) == [0, 1, 2, 3, 4] + [0, 1, 2, 3]  # 4 tiles: 4 CTAs
+    # One CTA: "deal" keeps the order dealt (both tile 1s, then both tile 0s), "lpt" goes head by head.
+    assert fg.schedule(256, 2, cfg._replace(balanced="deal"), True, 1) == [0, 4] + [1, 3, 0, 2]
+    assert fg.schedule(256, 2, cfg, True, 1) == [0, 4] + [1, 0, 3, 2]
+    # "tail": _work_item's pairs in whole rounds, the last round's tiles dealt. T 512, 4 tiles, pairs (3, 0), (2, 1):
+    # 2 heads = 4 pairs; on 3 CTAs one round (pairs 0-2), then head 1's pair (2, 1) dealt as tiles 6 and 5.
+    t = fg.schedule(512, 2, cfg._replace(balanced="tail"), True, 3)
+    assert t == [0, 3, 6, 8] + [3, 0, 6] + [2, 1, 5] + [7, 4]
 
 
 def _pairs_loads(n_q, BH, n_sms, cost):
@@ -189,11 +196,12 @@ def _pairs_loads(n_q, BH, n_sms, cost):
 
 @pytest.mark.parametrize("D,T,causal", [(64, 1024, True), (64, 2048, True), (64, 4096, True), (128, 1024, True),
                                         (128, 2048, True), (64, 384, True), (64, 1024, False)])
-def test_balanced_schedule_shares_the_work_out(D, T, causal):
-    """Every tile once; each CTA's tiles head by head; the busiest CTA within one tile of the mean (greedy's bound:
-    its last tile went to the least loaded CTA) and, causal, below the pairs' busiest."""
+@pytest.mark.parametrize("policy", fg.SCHEDULES)
+def test_balanced_schedule_shares_the_work_out(D, T, causal, policy):
+    """Every tile once; ("lpt") each CTA's tiles head by head; the busiest CTA within one tile of the mean (greedy's
+    bound: its last tile went to the least loaded CTA) and, causal, below the pairs' busiest."""
     BH, n_sms = 128, 132
-    cfg = (fg.CONFIGS[64] if D == 64 else fg.SHORT_128)._replace(balanced=True)
+    cfg = (fg.CONFIGS[64] if D == 64 else fg.SHORT_128)._replace(balanced=policy)
     n_q = T // cfg.BLOCK_M
     table = fg.schedule(T, BH, cfg, causal, n_sms)
     P = len(table) - 1 - BH * n_q
@@ -204,7 +212,8 @@ def test_balanced_schedule_shares_the_work_out(D, T, causal):
     def cost(tile):
         return fg.ITEM_COST + (-(-(tile + 1) * cfg.BLOCK_M // cfg.BLOCK_N) if causal else T // cfg.BLOCK_N)
     mine = [entries[offsets[p]:offsets[p + 1]] for p in range(P)]
-    assert all([it // n_q for it in m] == sorted(it // n_q for it in m) for m in mine)
+    if policy == "lpt":
+        assert all([it // n_q for it in m] == sorted(it // n_q for it in m) for m in mine)
     loads = [sum(cost(it % n_q) for it in m) for m in mine]
     assert max(loads) <= sum(loads) / P + cost(n_q - 1)
     if causal:
@@ -224,7 +233,7 @@ def test_gluon_balanced_schedule(D, cfg, causal):
 def test_balanced_configs_take_the_tested_lengths():
     assert all(cfg.balanced and cfg.persistent for _, cfg in BALANCED_CONFIGS)
     with pytest.raises(ValueError, match="persistent"):
-        fg.check_config(fg.THREE_64._replace(balanced=True), 64)
+        fg.check_config(fg.THREE_64._replace(balanced="lpt"), 64)
     for D, cfg in BALANCED_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

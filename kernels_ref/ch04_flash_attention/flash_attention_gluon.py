@@ -95,13 +95,14 @@ class Config(NamedTuple):
     pingpong: bool = False  # the consumer warpgroups take turns issuing their GEMMs (FA3's ping-pong: _turn_wait)
     p_bufs: int = 0  # 0: P goes to the P V wgmma in registers; 1 or 2: through that many shared buffers a warpgroup
     lazy_sum: bool = False  # each thread sums its own columns of a row; the 4 threads' sums added once (_row_sum)
-    balanced: bool = False  # persistent: the host's longest-first table says which CTA runs which tile (schedule)
+    balanced: str = ""  # persistent: a table from the host says which CTA runs which query tile (schedule): "lpt",
+    # "deal" or "tail" (SCHEDULES)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-ls" if self.lazy_sum else "") + ("-lpt" if self.balanced else ""))
+                + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -246,8 +247,8 @@ LAZY_SUM_SWEEP = {
 }
 # The balanced schedule (Config.balanced, schedule() below) on choose()'s persistent configs, for a run against them.
 BALANCED_SWEEP = {
-    64: [CONFIGS[64]._replace(balanced=True), WIDE_64._replace(balanced=True)],
-    128: [SHORT_128._replace(balanced=True), PERSIST_128._replace(balanced=True)],
+    64: [CONFIGS[64]._replace(balanced=b) for b in ("lpt", "deal", "tail")] + [WIDE_64._replace(balanced="lpt")],
+    128: [SHORT_128._replace(balanced=b) for b in ("lpt", "deal", "tail")] + [PERSIST_128._replace(balanced="lpt")],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
@@ -270,8 +271,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
     rows = cfg.BLOCK_M // max(cfg.num_consumers, 1)
     if cfg.num_consumers < 1 or rows * cfg.num_consumers != cfg.BLOCK_M or rows not in (64, 128):
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
-    if cfg.balanced and not cfg.persistent:
-        raise ValueError(f"flash_attention_gluon: {cfg}: a balanced schedule is for persistent CTAs")
+    if cfg.balanced and not cfg.persistent or cfg.balanced not in ("", ) + SCHEDULES:
+        raise ValueError(f"flash_attention_gluon: {cfg}: balanced is one of {SCHEDULES}, for persistent CTAs")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -872,7 +873,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
                 PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
-                **(dict(BALANCED=cfg.balanced) if cfg.persistent else {}),
+                **(dict(BALANCED=bool(cfg.balanced)) if cfg.persistent else {}),
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
 
@@ -919,17 +920,21 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
 # The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
 # whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
 # kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
-# host knows every tile's work before the launch (its key tiles), so it can share the tiles out longest first, each to
-# the CTA with the least work so far (greedy LPT: longest processing time first). Then each CTA runs its tiles head by
-# head, so that the CTAs running at one time work on nearby heads and share their K/V in L2.
+# host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
+# "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
+#   each CTA runs its tiles head by head, so that the CTAs running at one time work on nearby heads (K/V in L2).
+# "deal": the same shares, each CTA's tiles in the order they were dealt (longest first).
+# "tail": the pairs' whole rounds as _work_item runs them (each CTA a long tile, then the short one of the same head,
+#   whose K/V it has just read), and only the last, partial round's tiles dealt longest first.
+SCHEDULES = ("lpt", "deal", "tail")
 ITEM_COST = 1  # key tiles' worth of time an item costs besides its key tiles (the first loads, the output's store)
 
 
 def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int]:
-    """The balanced schedule's table: offsets[0..P] (CTA p runs entries offsets[p]..offsets[p+1]-1) then the
-    entries, query tiles numbered head * n_q + tile; P = min(n_sms, tiles). The longest tiles are dealt first, each
-    to the CTA with the least work so far (ITEM_COST per tile plus its key tiles, ties to the lower CTA), and each
-    CTA's tiles are then ordered by head (the longest first within a head)."""
+    """The balanced schedule's table (cfg.balanced: SCHEDULES): offsets[0..P] (CTA p runs entries
+    offsets[p]..offsets[p+1]-1) then the entries, query tiles numbered head * n_q + tile. A tile's work: ITEM_COST
+    plus its key tiles. Dealing: the longest tile first, each to the CTA with the least work so far (ties: the lower
+    CTA)."""
     import heapq
     n_q = -(-T // cfg.BLOCK_M)
 
@@ -937,17 +942,30 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
         return -(-min((tile + 1) * cfg.BLOCK_M, T) // cfg.BLOCK_N) if causal else T // cfg.BLOCK_N
 
     costs = [key_tiles(t) + ITEM_COST for t in range(n_q)]
-    items = sorted(range(BH * n_q), key=lambda it: (-costs[it % n_q], it))
-    n_cta = min(n_sms, len(items))
-    heap = [(0, p) for p in range(n_cta)]
-    mine: list[list[int]] = [[] for _ in range(n_cta)]
-    for it in items:
+    if cfg.balanced == "tail":
+        n_pairs = (n_q + 1) // 2
+        n_units = n_pairs * BH
+        n_cta = min(n_sms, n_units)
+        whole = n_units - n_units % n_cta
+        mine: list[list[int]] = [[] for _ in range(n_cta)]
+        for w in range(whole):  # _work_item's order
+            r, head = w % n_pairs, w // n_pairs
+            mine[w % n_cta] += [head * n_q + n_q - 1 - r] + ([head * n_q + r] if n_q - 1 - r != r else [])
+        rest = [head * n_q + t for w in range(whole, n_units) for head, r in [(w // n_pairs, w % n_pairs)]
+                for t in ([n_q - 1 - r] + ([r] if n_q - 1 - r != r else []))]
+    else:
+        n_cta = min(n_sms, BH * n_q)
+        mine = [[] for _ in range(n_cta)]
+        rest = list(range(BH * n_q))
+    heap = [(sum(costs[it % n_q] for it in mine[p]), p) for p in range(n_cta)]
+    heapq.heapify(heap)
+    for it in sorted(rest, key=lambda it: (-costs[it % n_q], it)):
         load, p = heapq.heappop(heap)
         mine[p].append(it)
         heapq.heappush(heap, (load + costs[it % n_q], p))
     offsets, entries = [0], []
     for p in range(n_cta):
-        entries += sorted(mine[p], key=lambda it: (it // n_q, -costs[it % n_q], it))
+        entries += sorted(mine[p], key=lambda it: (it // n_q, -costs[it % n_q])) if cfg.balanced == "lpt" else mine[p]
         offsets.append(len(entries))
     return offsets + entries
 
@@ -958,7 +976,7 @@ _SCHEDULES: dict = {}
 def schedule_tensor(T, BH, cfg, causal, n_sms, device):
     """schedule() as an int32 tensor on the device, made once per shape and kept."""
     import torch
-    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_consumers, causal, n_sms, str(device))
+    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_consumers, cfg.balanced, causal, n_sms, str(device))
     if key not in _SCHEDULES:
         _SCHEDULES[key] = torch.tensor(schedule(T, BH, cfg, causal, n_sms), dtype=torch.int32, device=device)
     return _SCHEDULES[key]
