@@ -58,7 +58,8 @@ def test_choose_takes_the_measured_configs():
     assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
     assert fg.choose(128, 4096, True) == fg.THREE_128
     assert [fg.choose(64, T, False) for T in (1024, 4096, 16384)] == [fg.WIDE_64] * 3
-    assert fg.choose(64, 384, False) == fg.choose(64, 4096, True) == fg.CONFIGS[64]  # 384: no multiple of 256
+    assert fg.choose(64, 384, False) == fg.CONFIGS[64]  # 384: no multiple of 256
+    assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.BALANCED_64
     assert fg.choose(64, 8192, True) == fg.THREE_64
     assert fg.WIDE_64.BLOCK_N == 256 and fg.WIDE_64.p_bufs == fg.PERSIST_128.p_bufs == 1
     assert fg.THREE_64.num_consumers == fg.THREE_128.num_consumers == 3 and fg.THREE_128.p_bufs == 1
@@ -178,6 +179,9 @@ def test_balanced_schedule_by_hand():
     # One CTA: "deal" keeps the order dealt (both tile 1s, then both tile 0s), "lpt" goes head by head.
     assert fg.schedule(256, 2, cfg._replace(balanced="deal"), True, 1) == [0, 4] + [1, 3, 0, 2]
     assert fg.schedule(256, 2, cfg, True, 1) == [0, 4] + [1, 0, 3, 2]
+    # "short" runs a CTA's tiles shortest first, "mix" alternates its longest and shortest left (T 512: 4 tiles).
+    assert fg.schedule(512, 1, cfg._replace(balanced="short"), True, 1) == [0, 4] + [0, 1, 2, 3]
+    assert fg.schedule(512, 1, cfg._replace(balanced="mix"), True, 1) == [0, 4] + [3, 0, 2, 1]
     # "tail": _work_item's pairs in whole rounds, the last round's tiles dealt. T 512, 4 tiles, pairs (3, 0), (2, 1):
     # 2 heads = 4 pairs; on 3 CTAs one round (pairs 0-2), then head 1's pair (2, 1) dealt as tiles 6 and 5.
     t = fg.schedule(512, 2, cfg._replace(balanced="tail"), True, 3)

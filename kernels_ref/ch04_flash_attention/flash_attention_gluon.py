@@ -161,7 +161,8 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
     PERSIST_128 up to T 1024, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 (T a
-    multiple of its 256-key tiles), else THREE_64 from T 8192 and CONFIGS[64] below."""
+    multiple of its 256-key tiles), else THREE_64 from T 8192 and below it CONFIGS[64], with the balanced schedule
+    (BALANCED_64) when causal."""
     if D == 128 and not causal and T <= 1024:
         return PERSIST_128
     if D == 128 and causal and T <= 2048:
@@ -172,6 +173,8 @@ def choose(D: int, T: int, causal: bool) -> Config | None:
         return WIDE_64
     if D == 64 and T >= 8192:
         return THREE_64
+    if D == 64 and causal:
+        return BALANCED_64
     return CONFIGS.get(D)
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
@@ -245,11 +248,24 @@ LAZY_SUM_SWEEP = {
     64: [CONFIGS[64]._replace(lazy_sum=True), WIDE_64._replace(lazy_sum=True), THREE_64._replace(lazy_sum=True)],
     128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=False), THREE_128._replace(lazy_sum=False)],
 }
+# The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
+# whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
+# kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
+# host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
+# "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
+#   each CTA runs its tiles head by head, so that the CTAs running at one time work on nearby heads (K/V in L2).
+# "deal": the same shares, each CTA's tiles in the order they were dealt (longest first).
+# "tail": the pairs' whole rounds as _work_item runs them (each CTA a long tile, then the short one of the same head,
+#   whose K/V it has just read), and only the last, partial round's tiles dealt longest first.
+# "mix": lpt's shares, each CTA's tiles alternating its longest and its shortest left; "short": shortest first.
+SCHEDULES = ("lpt", "deal", "tail", "mix", "short")
+
 # The balanced schedule (Config.balanced, schedule() below) on choose()'s persistent configs, for a run against them.
 BALANCED_SWEEP = {
-    64: [CONFIGS[64]._replace(balanced=b) for b in ("lpt", "deal", "tail")] + [WIDE_64._replace(balanced="lpt")],
+    64: [CONFIGS[64]._replace(balanced=b) for b in SCHEDULES] + [WIDE_64._replace(balanced="lpt")],
     128: [SHORT_128._replace(balanced=b) for b in ("lpt", "deal", "tail")] + [PERSIST_128._replace(balanced="lpt")],
 }
+BALANCED_64 = CONFIGS[64]._replace(balanced="lpt")
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -917,16 +933,6 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
 
 
 
-# The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
-# whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
-# kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
-# host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
-# "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
-#   each CTA runs its tiles head by head, so that the CTAs running at one time work on nearby heads (K/V in L2).
-# "deal": the same shares, each CTA's tiles in the order they were dealt (longest first).
-# "tail": the pairs' whole rounds as _work_item runs them (each CTA a long tile, then the short one of the same head,
-#   whose K/V it has just read), and only the last, partial round's tiles dealt longest first.
-SCHEDULES = ("lpt", "deal", "tail")
 ITEM_COST = 1  # key tiles' worth of time an item costs besides its key tiles (the first loads, the output's store)
 
 
@@ -965,7 +971,13 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
         heapq.heappush(heap, (load + costs[it % n_q], p))
     offsets, entries = [0], []
     for p in range(n_cta):
-        entries += sorted(mine[p], key=lambda it: (it // n_q, -costs[it % n_q])) if cfg.balanced == "lpt" else mine[p]
+        if cfg.balanced == "lpt":
+            mine[p].sort(key=lambda it: (it // n_q, -costs[it % n_q]))
+        elif cfg.balanced == "short":
+            mine[p].reverse()
+        elif cfg.balanced == "mix":
+            mine[p] = [mine[p][(k // 2) if k % 2 == 0 else -(k // 2 + 1)] for k in range(len(mine[p]))]
+        entries += mine[p]
         offsets.append(len(entries))
     return offsets + entries
 
