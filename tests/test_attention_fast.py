@@ -179,9 +179,6 @@ def test_balanced_schedule_by_hand():
     # One CTA: "deal" keeps the order dealt (both tile 1s, then both tile 0s), "lpt" goes head by head.
     assert fg.schedule(256, 2, cfg._replace(balanced="deal"), True, 1) == [0, 4] + [1, 3, 0, 2]
     assert fg.schedule(256, 2, cfg, True, 1) == [0, 4] + [1, 0, 3, 2]
-    # "short" runs a CTA's tiles shortest first, "mix" alternates its longest and shortest left (T 512: 4 tiles).
-    assert fg.schedule(512, 1, cfg._replace(balanced="short"), True, 1) == [0, 4] + [0, 1, 2, 3]
-    assert fg.schedule(512, 1, cfg._replace(balanced="mix"), True, 1) == [0, 4] + [3, 0, 2, 1]
     # "tail": _work_item's pairs in whole rounds, the last round's tiles dealt. T 512, 4 tiles, pairs (3, 0), (2, 1):
     # 2 heads = 4 pairs; on 3 CTAs one round (pairs 0-2), then head 1's pair (2, 1) dealt as tiles 6 and 5.
     t = fg.schedule(512, 2, cfg._replace(balanced="tail"), True, 3)

@@ -253,12 +253,22 @@ LAZY_SUM_SWEEP = {
 # kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
 # host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
 # "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
-#   each CTA runs its tiles head by head, so that the CTAs running at one time work on nearby heads (K/V in L2).
+#   each CTA runs its tiles head by head (meant to keep the CTAs running at one time on nearby heads, K/V in L2;
+#   it does not: a CTA's share spans the heads, and each starts on its lowest).
 # "deal": the same shares, each CTA's tiles in the order they were dealt (longest first).
 # "tail": the pairs' whole rounds as _work_item runs them (each CTA a long tile, then the short one of the same head,
 #   whose K/V it has just read), and only the last, partial round's tiles dealt longest first.
-# "mix": lpt's shares, each CTA's tiles alternating its longest and its shortest left; "short": shortest first.
-SCHEDULES = ("lpt", "deal", "tail", "mix", "short")
+# Timed against the pairs and cuDNN on an H200 (benchmarks/attention_gluon_check.py --psmem --sweep BALANCED_SWEEP,
+# medians of 3 interleaved rounds, TFLOP/s; nineteenth session, gpu_2026-11-29_s19/a, b (two processes) and c), on
+# CONFIGS[64], D 64 causal, lpt / deal / tail against the pairs (cuDNN): T 1024 270-272 / 248-252 / 256-257 against
+# 256-258 (279-281); T 2048 351-353 / 331-333 / 351-352 against 340-344 (362-363); T 4096 417-420 / 402-403 /
+# 415-417 against 410-412 (430-432). Two more orders of lpt's shares lost too (c: a CTA's longest and shortest tiles
+# alternating, 256 / 336 / 407; shortest first, 268 / 345 / 406). So it is not the balance alone (tail balances as
+# well as lpt, and deal has lpt's very shares) but the order too, which we have not explained. Elsewhere lpt did not
+# win: D 64 T 8192 causal 434-441 against THREE_64's 449-450; SHORT_128 (64-key tiles), D 128 causal, T 1024 386-391
+# against the pairs' 402-404, T 2048 503-508 / 513-514. Not causal, every tile costs the same:
+# CONFIGS[64] at T 1024 369-371 with any schedule. So choose() takes lpt for CONFIGS[64] when causal (BALANCED_64).
+SCHEDULES = ("lpt", "deal", "tail")
 
 # The balanced schedule (Config.balanced, schedule() below) on choose()'s persistent configs, for a run against them.
 BALANCED_SWEEP = {
@@ -973,10 +983,6 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
     for p in range(n_cta):
         if cfg.balanced == "lpt":
             mine[p].sort(key=lambda it: (it // n_q, -costs[it % n_q]))
-        elif cfg.balanced == "short":
-            mine[p].reverse()
-        elif cfg.balanced == "mix":
-            mine[p] = [mine[p][(k // 2) if k % 2 == 0 else -(k // 2 + 1)] for k in range(len(mine[p]))]
         entries += mine[p]
         offsets.append(len(entries))
     return offsets + entries
