@@ -303,7 +303,7 @@ def test_ch04_speeds_match_the_recorded_h100_runs():
     cudnn = _bench("benchmarks/ch04_bench_h100.json", "ch04.flash_attention_triton", [4, 32, 4096, 128], "sdpa cudnn")
     sweep = "benchmarks/ch04_attention_sweep_h100.json"
     q_ref, f_lo, f_hi, c_lo, c_hi = quoted(
-        "ch04_flash_attention", r"kernel ran at about (\d+) TFLOP/s, PyTorch's flash backend \(FlashAttention-2\) "
+        "ch04_flash_attention", r"in Triton\) ran at about (\d+) TFLOP/s, PyTorch's flash backend \(FlashAttention-2\) "
         r"at (\d+) to (\d+) and its cuDNN backend at (\d+) to (\d+) \(two runs\)")
     for measured in (ref["tflops"], _sweep(sweep, 4096, 128, True, "triton reference")):
         assert abs(measured - q_ref) <= 10
@@ -479,6 +479,35 @@ def test_ch04_sharing_the_work_out():
     assert all(a > b for a, b in zip(want[0::4], want[2::4]))  # lpt ahead of the pairs at every T, first process
     assert fg.choose(64, 1024, True).balanced == "lpt" and not fg.choose(128, 1024, True).balanced
     assert not fg.choose(64, 1024, False).balanced and not fg.choose(64, 8192, True).balanced
+
+
+def test_ch04_config_table():
+    """Chapter 4's table of which config the fast reference runs where, row by row against choose() at lengths
+    each row names (T's that are multiples of 128 or of 64, as the kernel takes)."""
+    from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+    text = load("source/ch04_flash_attention/ch04_flash_attention.nb.md")
+    rows = re.findall(r"^\| (64|128) \| (no|yes|either) \| ([^|]+) \| (\d) \((\d+)\) \| (\d+) \| (registers|shared "
+                      r"memory) \| (yes|no) \| (every tile|once) \| ([^|]+) \|$", text, re.M)
+    report = [1024, 2048, 4096, 8192, 16384]
+    lengths = {"a multiple of 256": [256] + report, "other, below 8192": [384, 1152], "other, from 8192": [8320],
+               "below 8192": [128, 1024, 2048, 4096], "from 8192": [8192, 16384], "up to 1024": [512, 1024],
+               "up to 2048": [1024, 2048], "longer": report}
+    assert len(rows) == 8
+    covered = set()
+    for D, mask, when, groups, bm, bn, p, loop, sums, shared in rows:
+        for causal in {"no": [False], "yes": [True], "either": [False, True]}[mask]:
+            for T in lengths[when.strip()]:
+                if when.strip() == "longer" and T <= (2048 if causal else 1024):  # the rows above
+                    continue
+                cfg = fg.choose(int(D), T, causal)
+                covered.add((int(D), causal, T))
+                assert (cfg.num_consumers, cfg.BLOCK_M, cfg.BLOCK_N) == (int(groups), int(bm), int(bn)), (D, T, causal)
+                assert ("shared memory" if cfg.p_bufs else "registers") == p and cfg.persistent == (loop == "yes")
+                assert ("once" if cfg.lazy_sum else "every tile") == sums
+                want = ("longest first" if cfg.balanced == "lpt" else "in pairs") if cfg.persistent else "by the GPU"
+                assert want == shared.strip(), (D, T, causal, shared)
+    # every shape of the report falls in a row
+    assert {(D, c, T) for D in (64, 128) for c in (False, True) for T in (1024, 2048, 4096, 8192, 16384)} <= covered
 
 
 def test_ch04_wider_key_tiles():
