@@ -207,7 +207,9 @@ def test_balanced_schedule_shares_the_work_out(D, T, causal, policy):
     table = fg.schedule(T, BH, cfg, causal, n_sms)
     P = len(table) - 1 - BH * n_q
     offsets, entries = table[:P + 1], table[P + 1:]
-    assert P == min(n_sms, BH * n_q) and offsets[0] == 0 and offsets[-1] == len(entries)
+    n_pairs = (n_q + 1) // 2
+    assert P == min(n_sms, BH * (n_pairs if policy == "tail" else n_q)) and offsets[0] == 0
+    assert offsets[-1] == len(entries) and all(a < b for a, b in zip(offsets, offsets[1:]))  # no CTA without work
     assert sorted(entries) == list(range(BH * n_q))
 
     def cost(tile):
@@ -221,7 +223,10 @@ def test_balanced_schedule_shares_the_work_out(D, T, causal, policy):
         assert max(loads) < max(_pairs_loads(n_q, BH, n_sms, cost))
 
 
-BALANCED_CONFIGS = [(D, cfg) for D, cfgs in fg.BALANCED_SWEEP.items() for cfg in cfgs]
+# BALANCED_SWEEP's configs, and three consumer warpgroups with a table (192-row query tiles: T 384 and 1024 end in a
+# partial one; lpt and tail).
+BALANCED_CONFIGS = [(D, cfg) for D, cfgs in fg.BALANCED_SWEEP.items() for cfg in cfgs if cfg.balanced] + [
+    (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2, balanced=b)) for b in ("lpt", "tail")]
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
@@ -235,6 +240,8 @@ def test_balanced_configs_take_the_tested_lengths():
     assert all(cfg.balanced and cfg.persistent for _, cfg in BALANCED_CONFIGS)
     with pytest.raises(ValueError, match="persistent"):
         fg.check_config(fg.THREE_64._replace(balanced="lpt"), 64)
+    with pytest.raises(ValueError, match="one of"):
+        fg.check_config(fg.CONFIGS[64]._replace(balanced="random"), 64)
     for D, cfg in BALANCED_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

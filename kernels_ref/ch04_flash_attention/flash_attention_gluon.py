@@ -60,8 +60,9 @@ Causal: key tiles right of the diagonal are never loaded; only tiles that stradd
 masked (a second loop); the grid runs the longest query tiles first so the short ones fill the tail.
 The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
 
-Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128; choose()
-says which runs where; every field can be overridden per call (a GPU sweep picks:
+Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128,
+BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()); choose() says which
+runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
 from __future__ import annotations
@@ -106,10 +107,10 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 below T 8192, causal or, without
-# the mask, T no multiple of 256; CONFIGS[128] and its ping-pong variant no longer, THREE_128 and PERSIST_128
-# below). Chosen by benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h
-# and i, TFLOP/s):
+# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 below T 8192, causal (with the
+# balanced schedule: BALANCED_64) or, without the mask, T no multiple of 256; CONFIGS[128] and its ping-pong variant
+# no longer, THREE_128 and PERSIST_128 below). Chosen by benchmarks/attention_gluon_check.py on an H100 (bf16, B 4,
+# H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
 # D 128: 128-key tiles, 2 stages, not persistent (T 8192: 650 against 561-578 persistent), except on short
@@ -191,7 +192,8 @@ SWEEP[128] += [THREE_128, PERSIST_128]
 # Compiled offline (triton 3.6.0, ptxas 12.8, sm_90a): all of SWEEP without spills, but THREE_128 when causal (56 B
 # of spill stores under triton 3.6.0 and 3.7.1; loads 72-84 B under 3.7.1, 100 B under 3.6.0) and WIDE_64 when causal
 # (52 B under 3.7.1; choose() takes it only without the mask)
-# (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last query tile).
+# (tests/test_attention_gluon.py checks the new ones: persistent, three consumers, a partial last query tile; and
+# CONFIGS[64] and SHORT_128 with the balanced schedule, BALANCED_SWEEP).
 # Left out: 128 rows per consumer with D = 64 (BM256-BN64: 16 B of spills when causal, 12 B persistent
 # even without), three consumers with BLOCK_N = 128 and P in registers (BM192-BN128: kilobytes of spills at 160
 # registers) and the persistent BM128-BN128-s2 for D = 128
@@ -250,7 +252,8 @@ LAZY_SUM_SWEEP = {
 }
 # The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
 # whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
-# kernel lasts 4 pairs where 3.88 would do, about 3% (the same at every T whose pair count leaves a remainder). The
+# kernel lasts 4 pairs where 3.88 would do, about 3% (T 2048-8192 lose about as much; the loss depends on the
+# remainder: 16384 gives 63 rounds for 62.06, 1.5%). The
 # host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
 # "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
 #   each CTA runs its tiles head by head (meant to keep the CTAs running at one time on nearby heads, K/V in L2;
@@ -263,17 +266,19 @@ LAZY_SUM_SWEEP = {
 # CONFIGS[64], D 64 causal, lpt / deal / tail against the pairs (cuDNN): T 1024 270-272 / 248-252 / 256-257 against
 # 256-258 (279-281); T 2048 351-353 / 331-333 / 351-352 against 340-344 (362-363); T 4096 417-420 / 402-403 /
 # 415-417 against 410-412 (430-432). Two more orders of lpt's shares lost too (c: a CTA's longest and shortest tiles
-# alternating, 256 / 336 / 407; shortest first, 268 / 345 / 406). So it is not the balance alone (tail balances as
-# well as lpt, and deal has lpt's very shares) but the order too, which we have not explained. Elsewhere lpt did not
+# alternating, 256 / 336 / 407; shortest first, 268 / 345 / 406). So it is not the balance alone (at T 1024 tail's
+# busiest CTA has as much work as lpt's, and deal has lpt's very shares) but the order too, which we have not
+# explained. Elsewhere lpt did not
 # win: D 64 T 8192 causal 434-441 against THREE_64's 449-450; SHORT_128 (64-key tiles), D 128 causal, T 1024 386-391
 # against the pairs' 402-404, T 2048 503-508 / 513-514. Not causal, every tile costs the same:
 # CONFIGS[64] at T 1024 369-371 with any schedule. So choose() takes lpt for CONFIGS[64] when causal (BALANCED_64).
 SCHEDULES = ("lpt", "deal", "tail")
 
-# The balanced schedule (Config.balanced, schedule() below) on choose()'s persistent configs, for a run against them.
+# The balanced schedules (Config.balanced, schedule() below) on choose()'s persistent configs, and CONFIGS[64] with
+# the pairs (choose()'s before run s19/b), for a rerun against choose() and cuDNN.
 BALANCED_SWEEP = {
-    64: [CONFIGS[64]._replace(balanced=b) for b in SCHEDULES] + [WIDE_64._replace(balanced="lpt")],
-    128: [SHORT_128._replace(balanced=b) for b in ("lpt", "deal", "tail")] + [PERSIST_128._replace(balanced="lpt")],
+    64: [CONFIGS[64]] + [CONFIGS[64]._replace(balanced=b) for b in SCHEDULES] + [WIDE_64._replace(balanced="lpt")],
+    128: [SHORT_128._replace(balanced=b) for b in SCHEDULES] + [PERSIST_128._replace(balanced="lpt")],
 }
 BALANCED_64 = CONFIGS[64]._replace(balanced="lpt")
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
@@ -353,7 +358,8 @@ if HAS_GLUON:
         """Persistent schedule: work unit w (a pair of query tiles of one head, heads outermost so the CTAs
         running at one time share a few heads' K/V in L2), its k-th tile (k = 0, 1): tile n_q-1-r, then
         tile r. The pair's causal work is the same for every r (n_q + 1 tile rows), so a static round robin
-        of units over the CTAs is balanced. Returns (head_row, row0) and whether unit w has a k-th tile."""
+        of units over the CTAs evens out the heads' work (but not the last, partial round: Config.balanced).
+        Returns (head_row, row0) and whether unit w has a k-th tile."""
         n_q = gl.cdiv(T, BLOCK_M)
         n_pairs = (n_q + 1) // 2
         r = w % n_pairs
@@ -362,8 +368,8 @@ if HAS_GLUON:
 
     @gluon.jit
     def _scheduled_item(sched, idx, T, BLOCK_M: gl.constexpr):
-        """Balanced schedule (Config.balanced): entry idx of the CTA's part of the host's table (schedule()),
-        a query tile numbered head * n_q + tile. Returns (head_row, row0)."""
+        """Balanced schedule (Config.balanced): entry idx of the host's table (schedule(); the CTA's entries are
+        offsets[pid] .. offsets[pid + 1] - 1), a query tile numbered head * n_q + tile. Returns (head_row, row0)."""
         n_q = gl.cdiv(T, BLOCK_M)
         item = gl.load(sched + gl.num_programs(0) + 1 + idx)
         return (item // n_q) * T, (item % n_q) * BLOCK_M
@@ -818,7 +824,8 @@ if HAS_GLUON:
                            PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False,
                            BALANCED: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
-        program_id + num_programs, ... (two query tiles of one head each: _work_item). The producer loads the
+        program_id + num_programs, ... (two query tiles of one head each: _work_item), or (BALANCED) over the query
+        tiles the host's table `sched` gives it (schedule(): offsets, then tiles). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
         consumers' last Q Kᵀ of an item has retired), and the output has its own buffer, its TMA store
         overlapping the next item (waited before the buffer is rewritten)."""
@@ -950,7 +957,9 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
     """The balanced schedule's table (cfg.balanced: SCHEDULES): offsets[0..P] (CTA p runs entries
     offsets[p]..offsets[p+1]-1) then the entries, query tiles numbered head * n_q + tile. A tile's work: ITEM_COST
     plus its key tiles. Dealing: the longest tile first, each to the CTA with the least work so far (ties: the lower
-    CTA)."""
+    CTA). "lpt" and "deal" deal every tile over P = min(n_sms, tiles) CTAs, then "lpt" orders each CTA's tiles by
+    head (the longest first within a head); "tail" gives P = min(n_sms, pairs) CTAs the pairs' whole rounds
+    (_work_item's order) and deals only the last round's tiles."""
     import heapq
     n_q = -(-T // cfg.BLOCK_M)
 
@@ -994,7 +1003,7 @@ _SCHEDULES: dict = {}
 def schedule_tensor(T, BH, cfg, causal, n_sms, device):
     """schedule() as an int32 tensor on the device, made once per shape and kept."""
     import torch
-    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_consumers, cfg.balanced, causal, n_sms, str(device))
+    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.balanced, ITEM_COST, causal, n_sms, str(device))
     if key not in _SCHEDULES:
         _SCHEDULES[key] = torch.tensor(schedule(T, BH, cfg, causal, n_sms), dtype=torch.int32, device=device)
     return _SCHEDULES[key]
