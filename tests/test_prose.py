@@ -322,7 +322,7 @@ def test_ch04_fast_reference_numbers():
     """The section on the Gluon fast reference: its derivation from NVIDIA's published H100 SXM figures, and its
     speeds against cuDNN from the committed H200 benchmark report (benchmarks/results/), the run it names."""
     ops, tflops, sms, ghz, exps, exp_rate = quoted(
-        "ch04_flash_attention", r"about (\d+) `bfloat16` tensor-core operations \((\d+) TFLOP/s over (\d+) SMs at "
+        "ch04_flash_attention", r"about (\d+) `bfloat16` tensor-core FLOPs \((\d+) TFLOP/s over (\d+) SMs at "
         r"([\d.]+) GHz\) and (\d+) exponentials \(the special-function units: ([\d.]+) T/s\)")
     assert abs(tflops * 1e12 / (sms * ghz * 1e9) - ops) / ops < 0.01
     assert round(exps * sms * ghz / 1e3, 1) == exp_rate
@@ -398,13 +398,16 @@ def test_ch04_three_groups():
         (rec,) = [r for r in runs[run]["records"] if (r["D"], r["T"], r["causal"]) == (D, T, causal)
                   and r["variant"].endswith(variant)]
         return round(rec["tflops"])
-    three_t, two_t = quoted(ch, r"no mask\): (\d+) against (\d+) TFLOP/s")
+    three_t, two_t = quoted(ch, r"no mask; the fast reference took turns then\): (\d+) against (\d+) TFLOP/s")
     assert (three_t, two_t) == (tflops("b", 128, 4096, False, fg.THREE_128._replace(lazy_sum=False).name()),
                                 tflops("b", 128, 4096, False, fg.PINGPONG_128.name()))
-    three_s, two_s, three_l, two_l = quoted(ch, r"at\s+\$T = 1024\$, (\d+) against (\d+), run `a`; at \$T = 4096\$ "
-                                            r"without the mask (\d+) against (\d+)\)")
+    three_s, two_s, three_l, two_l, three_8, two_8 = quoted(
+        ch, r"\(without the mask: at \$T = 1024\$, (\d+) against (\d+), run `benchmarks/gpu_2026-11-28_s16/a`; at "
+        r"\$T = 4096\$,\s+(\d+) against (\d+)\); from \$T = 8192\$ they led \(with the mask, (\d+) against (\d+), "
+        r"run `b`\)")
     assert (three_s, two_s, three_l, two_l) == tuple(tflops("a", 64, T, False, cfg.name()) for T in (1024, 4096)
                                                     for cfg in (fg.THREE_64, fg.CONFIGS[64]))
+    assert (three_8, two_8) == tuple(tflops("b", 64, 8192, True, cfg.name()) for cfg in (fg.THREE_64, fg.CONFIGS[64]))
     # "turns read within 3% of the same kernel without them": run b's second process against the first and run a
     (within,) = quoted(ch, r"With three groups \(below\) turns read within (\d+)% of the same kernel")
     pp = [r for r in load(f"{S16}/b/b2.json")["records"] if "-pp-" in r["variant"] and r.get("tflops")]
@@ -471,10 +474,11 @@ def test_ch04_sharing_the_work_out():
     for T in (1024, 2048, 4096):
         want += both(64, T, c64._replace(balanced="lpt")) + both(64, T, c64)
     assert list(nums) == want
-    dt = quoted(ch, r"the same shares run longest first in each block gave (\d+) and (\d+), and the pairs\s+with "
-                r"only their last, unfinished round shared out this way (\d+) and (\d+)")
+    dt = quoted(ch, r"The same shares, each block running its tiles longest first: (\d+)\s+and (\d+)\. The pairs' "
+                r"whole rounds as before, with only the last, unfinished round's tiles shared out longest\s+first "
+                r"\(at this length that balances the work as well as the first table\): (\d+) and (\d+)\.")
     assert list(dt) == both(64, 1024, c64._replace(balanced="deal")) + both(64, 1024, c64._replace(balanced="tail"))
-    l128 = quoted(ch, r"it lost \((\d+) and (\d+) against (\d+) and (\d+) at \$T = 1024\$\)")
+    l128 = quoted(ch, r"the first table lost \((\d+) and (\d+) against (\d+) and (\d+) at\s+\$T = 1024\$\)")
     assert list(l128) == both(128, 1024, fg.SHORT_128._replace(balanced="lpt")) + both(128, 1024, fg.SHORT_128)
     assert all(a > b for a, b in zip(want[0::4], want[2::4]))  # lpt ahead of the pairs at every T, first process
     assert fg.choose(64, 1024, True).balanced == "lpt" and not fg.choose(128, 1024, True).balanced
@@ -486,22 +490,23 @@ def test_ch04_config_table():
     each row names (T's that are multiples of 128 or of 64, as the kernel takes)."""
     from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
     text = load("source/ch04_flash_attention/ch04_flash_attention.nb.md")
-    rows = re.findall(r"^\| (64|128) \| (no|yes|either) \| ([^|]+) \| (\d) \((\d+)\) \| (\d+) \| (registers|shared "
-                      r"memory) \| (yes|no) \| (every tile|once) \| ([^|]+) \|$", text, re.M)
+    rows = re.findall(r"^\| (64|128) \| (no|yes|either) \| ([^|]+) \| (\d) \((\d+)\) \| (\d+) \| (\d) \| (registers|"
+                      r"shared memory) \| (yes|no) \| (every tile|once) \| ([^|]+) \|$", text, re.M)
     report = [1024, 2048, 4096, 8192, 16384]
     lengths = {"a multiple of 256": [256] + report, "other, below 8192": [384, 1152], "other, from 8192": [8320],
                "below 8192": [128, 1024, 2048, 4096], "from 8192": [8192, 16384], "up to 1024": [512, 1024],
                "up to 2048": [1024, 2048], "longer": report}
     assert len(rows) == 8
     covered = set()
-    for D, mask, when, groups, bm, bn, p, loop, sums, shared in rows:
+    for D, mask, when, groups, bm, bn, stages, p, loop, sums, shared in rows:
         for causal in {"no": [False], "yes": [True], "either": [False, True]}[mask]:
             for T in lengths[when.strip()]:
                 if when.strip() == "longer" and T <= (2048 if causal else 1024):  # the rows above
                     continue
                 cfg = fg.choose(int(D), T, causal)
                 covered.add((int(D), causal, T))
-                assert (cfg.num_consumers, cfg.BLOCK_M, cfg.BLOCK_N) == (int(groups), int(bm), int(bn)), (D, T, causal)
+                assert (cfg.num_consumers, cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_stages) == (
+                    int(groups), int(bm), int(bn), int(stages)), (D, T, causal)
                 assert ("shared memory" if cfg.p_bufs else "registers") == p and cfg.persistent == (loop == "yes")
                 assert ("once" if cfg.lazy_sum else "every tile") == sums
                 want = ("longest first" if cfg.balanced == "lpt" else "in pairs") if cfg.persistent else "by the GPU"

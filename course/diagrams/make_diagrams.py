@@ -643,14 +643,17 @@ def newton_reciprocal():
 
 def fa3_pipeline():
     """Chapter 4: a key-tile loop done one step after the other (the teaching kernel: the tensor cores idle during
-    the softmax) against FlashAttention-3's schedule (the fast reference: a producer warp loads ahead; the softmax of
-    tile j runs while the tensor cores do P_{j-1} V_{j-1}). Box lengths from the chapter's count at D = 128: each
-    matrix product of a tile takes as long as its exponentials (0.0625 SM clocks per score each)."""
-    fig, axes = plt.subplots(2, 1, figsize=(9, 4.6), gridspec_kw={"height_ratios": [1, 1.55]})
+    the softmax) against FlashAttention-3's schedule as the chapter describes it (the fast reference: step j issues
+    S_j and P_{j-1} V_{j-1}, waits for S_j, computes softmax j while the tensor cores do P_{j-1} V_{j-1}, then
+    waits for that product and rescales O; a producer warp refills a stage of a 3-stage ring once the P V that read
+    it is done). Box lengths from the chapter's count at D = 128: each matrix product of a tile takes as long as its
+    exponentials (0.0625 SM clocks per score each); the wait-and-rescale box is drawn short, not measured."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 4.8), gridspec_kw={"height_ratios": [1, 1.6]})
     for ax in axes:
         ax.set_axis_off()
         ax.set_xlim(-14, 100)
     u = 10.0  # one product (or one tile's exponentials)
+    r = 0.4 * u  # waiting for P V, rescaling O, issuing the next step (drawn short)
     gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
     a, b = axes
     a.set_ylim(0, 10)
@@ -668,30 +671,38 @@ def fa3_pipeline():
             x += u
     a.text(x + 1, 1.5, "idle 1/3", fontsize=8, color=C[3], va="center")
     b.set_ylim(-4.5, 17)
-    b.text(-14, 16.6, "FlashAttention-3's schedule (the fast reference)", fontsize=9, fontweight="bold", va="top")
+    b.text(-14, 16.6, "FlashAttention-3's schedule, one consumer group (the fast reference)", fontsize=9,
+           fontweight="bold", va="top")
     rows = {"producer warp": 12.0, "consumer group": 7.5, "tensor cores": 1.0}
     for name, y in rows.items():
         b.text(-1, y + 1.5, name, ha="right", va="center", fontsize=8)
-    for j in range(5):  # TMA loads run ahead, into a ring of shared-memory stages
-        _box(b, 0.5 * u * j, rows["producer warp"], 0.5 * u - 0.4, 3, f"K{j} V{j}", fc=load, fs=6)
-    x = 1.0 * u
-    _box(b, x - u, rows["tensor cores"], u, 3, "S0", fc=gemm, fs=7)
-    _box(b, x - u, rows["consumer group"], u, 3, "issue S0, wait", fc="white", fs=6)
-    _box(b, x, rows["consumer group"], u, 3, "softmax 0", fc=soft, fs=7)
-    _box(b, x, rows["tensor cores"], u, 3, "S1", fc=gemm, fs=7)
-    x += u
-    for j in range(1, 4):  # step j: the tensor cores do P_{j-1} V_{j-1} (under softmax j), then S_{j+1}
-        _box(b, x, rows["tensor cores"], u, 3, f"P{j - 1} V{j - 1}", fc=gemm, fs=7)
-        _box(b, x, rows["consumer group"], u, 3, f"softmax {j}", fc=soft, fs=7)
-        _box(b, x + u, rows["tensor cores"], u, 3, f"S{j + 1}", fc=gemm, fs=7)
-        _box(b, x + u, rows["consumer group"], u, 3, "rescale O, issue", fc="white", fs=6)
-        x += 2 * u
-    b.text(x + 1, rows["tensor cores"] + 1.5, "busy", fontsize=8, color=C[2], va="center")
-    b.text(-14, -4.3, "each softmax runs while the tensor cores do the previous tile's P V (asynchronous wgmma); "
-           "the producer's TMA loads keep\nthe ring of K, V stages ahead; a second consumer group (not drawn) "
-           "fills what gaps remain", fontsize=7, va="bottom")
+    lw = 0.5 * u - 0.4
+    x0 = lw + 0.4  # the consumers start once K0 has landed
+    starts = [x0, x0 + 2 * u]  # step 0: S0, then softmax 0; step j >= 1: S_j, then softmax j under P_{j-1} V_{j-1}
+    for j in range(2, 5):
+        starts.append(starts[-1] + 2 * u + r)
+    for j in range(3):  # the ring's three stages, filled first
+        _box(b, (lw + 0.4) * j, rows["producer warp"], lw, 3, f"K{j} V{j}", fc=load, fs=6)
+    for j in range(1, 4):  # stage of tile j-1 refilled with tile j+2 once P_{j-1} V_{j-1} is done
+        _box(b, starts[j] + 2 * u, rows["producer warp"], lw, 3, f"K{j + 2} V{j + 2}", fc=load, fs=6)
+    _box(b, x0, rows["consumer group"], u, 3, "issue S0,\nwait", fc="white", fs=6)
+    _box(b, x0, rows["tensor cores"], u, 3, "S0", fc=gemm, fs=7)
+    _box(b, x0 + u, rows["consumer group"], u, 3, "softmax 0", fc=soft, fs=7)
+    _box(b, x0 + u, rows["tensor cores"], u, 3, "gap", fc="white", fs=7, color=C[3])
+    for j in range(1, 4):
+        x = starts[j]
+        _box(b, x, rows["consumer group"], u, 3, f"issue S{j}, P{j - 1}V{j - 1}\nwait S{j}", fc="white", fs=5)
+        _box(b, x, rows["tensor cores"], u, 3, f"S{j}", fc=gemm, fs=7)
+        _box(b, x + u, rows["consumer group"], u, 3, f"softmax {j}", fc=soft, fs=7)
+        _box(b, x + u, rows["tensor cores"], u, 3, f"P{j - 1} V{j - 1}", fc=gemm, fs=7)
+        _box(b, x + 2 * u, rows["consumer group"], r, 3, "wait,\nrescale", fc="white", fs=5)
+        _box(b, x + 2 * u, rows["tensor cores"], r, 3, "gap", fc="white", fs=5, color=C[3])
+    b.text(-14, -4.3, "step j: the tensor cores do S_j, then the previous tile's P V while the group computes "
+           "softmax j (asynchronous wgmma); the gaps\nare filled by a second consumer group (not drawn); the producer "
+           "refills a stage of the ring (3 here) once the P V that read it is done", fontsize=7, va="bottom")
     fig.tight_layout()
     return fig
+
 
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
