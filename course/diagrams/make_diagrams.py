@@ -704,9 +704,46 @@ def fa3_pipeline():
     return fig
 
 
+def block_work():
+    """Chapter 4: the key tiles each of 132 blocks works through with the mask, B 4, H 32, T 1024 (8 query tiles of
+    128 rows a head; tile i needs i + 1 key tiles), when pairs of tiles (n-1-r, r) are handed out round robin, and
+    when single tiles are handed out longest first to the block with the least work so far (the chapter's example,
+    counted here; the kernel's own table adds a per-tile cost and orders each block's tiles by head)."""
+    import heapq
+    n, heads, sms = 8, 4 * 32, 132
+    pairs = [0] * sms
+    for w in range(heads * n // 2):  # 4 pairs a head, each 9 key tiles
+        pairs[w % sms] += (n - w % (n // 2)) + (w % (n // 2) + 1)
+    heap = [(0, b) for b in range(sms)]
+    lpt = [0] * sms
+    for tiles in sorted((i + 1 for _ in range(heads) for i in range(n)), reverse=True):
+        load, blk = heapq.heappop(heap)
+        lpt[blk] = load + tiles
+        heapq.heappush(heap, (lpt[blk], blk))
+    mean = sum(pairs) / sms
+    fig, axes = plt.subplots(1, 2, figsize=(9, 2.9), sharey=True)
+    for ax, loads, title in ((axes[0], pairs, "pairs (n-1-r, r), round robin"),
+                             (axes[1], lpt, "single tiles, longest first to the least loaded block")):
+        ax.bar(range(sms), loads, width=1.0, color=C[0], lw=0)
+        ax.axhline(mean, color=C[3], lw=1, ls="--")
+        ax.axhline(max(loads), color="black", lw=0.8)
+        ax.text(sms / 2, 38.6, f"the kernel ends with its busiest block: {max(loads)} key tiles",
+                ha="center", fontsize=7)
+        ax.text(sms / 2, 37.2, f"(dashed: an even share, {mean:.1f})", ha="center", fontsize=7, color=C[3])
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("block (one per SM)", fontsize=8)
+        ax.set_xlim(-1, sms)
+        ax.set_ylim(20, 40)
+        ax.tick_params(labelsize=7)
+    axes[0].set_ylabel("key tiles worked through\n(axis from 20)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
-                                     split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline)}
+                                     split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
+                                     block_work)}
 
 
 def script_hash() -> str:
