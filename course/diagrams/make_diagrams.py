@@ -740,10 +740,53 @@ def block_work():
     return fig
 
 
+def register_budget():
+    """Chapter 4: the registers of one thread position (65 536 / 128 = 512 with one block on the SM) as the chapter
+    counts them at D = 128: the producer's warpgroup 24, each consumer group 240 (two groups) or 160 (three), and in a
+    consumer thread the scores (64), P (32) and the output accumulator (64); the rest for addresses and statistics."""
+    fig, ax = plt.subplots(figsize=(9, 2.6))
+    parts = {"S (scores)": 64, "P": 32, "O (accumulator)": 64}
+    colors = {"producer": C[7], "S (scores)": C[0], "P": C[1], "O (accumulator)": C[2], "rest": "#f0f0f0"}
+    bars = [("two groups, P in registers", 240, True), ("three groups, P in registers", 160, True),
+            ("three groups, P in shared memory", 160, False)]
+    for yi, (label, share, p_regs) in enumerate(bars):
+        y = len(bars) - 1 - yi
+        _box(ax, 0, y - 0.3, 24, 0.6, "24", fc=colors["producer"], fs=6)
+        x = 24
+        groups = (512 - 24) // share
+        for g in range(groups):
+            used = 0
+            for name, n in parts.items():
+                if name == "P" and not p_regs:
+                    continue
+                _box(ax, x + used, y - 0.3, n, 0.6, str(n), fc=colors[name], fs=6)
+                used += n
+            rest = share - used
+            if rest > 0:
+                _box(ax, x + used, y - 0.3, rest, 0.6, str(rest), fc=colors["rest"], fs=6)
+            x += share
+        ax.text(-6, y, label, ha="right", va="center", fontsize=8)
+        if p_regs and share - sum(parts.values()) <= 0:
+            ax.text(x + 16, y, "nothing left:\nspills", va="center", fontsize=7, color=C[3])
+    ax.plot([512, 512], [-0.45, len(bars) - 0.55], color="black", lw=0.8)
+    ax.text(516, -0.5, "512", ha="left", va="center", fontsize=7)
+    handles = [Rectangle((0, 0), 1, 1, facecolor=colors[k], edgecolor="black", lw=0.5) for k in colors]
+    ax.legend(handles, ["producer warpgroup", "scores S", "probabilities P", "accumulator O",
+                        "addresses, row statistics"], fontsize=7, ncol=5, loc="upper center",
+              bbox_to_anchor=(0.45, -0.12), frameon=False)
+    ax.set_xlim(-200, 600)
+    ax.set_ylim(-0.6, len(bars) - 0.3)
+    ax.set_axis_off()
+    ax.set_title("registers of one thread position (D = 128): the producer's warpgroup, then each consumer group",
+                 fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
-                                     block_work)}
+                                     block_work, register_budget)}
 
 
 def script_hash() -> str:
