@@ -236,6 +236,45 @@ def test_gluon_balanced_schedule(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
 
 
+# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's new configs, and three consumer
+# warpgroups with both (192-row query tiles: T 768 is whole tiles, so it takes _consumer_overlap; T 384 and 1024 end
+# in a partial tile and take _consumer_persistent with two query buffers).
+OVERLAP_CONFIGS = [(D, cfg) for D, cfgs in fg.OVERLAP_SWEEP.items() for cfg in cfgs
+                   if cfg.q_bufs > 1 or cfg.overlap] + [
+    (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", OVERLAP_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in OVERLAP_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_item_seams(D, cfg, causal):
+    """Both lengths on every SM and on 3, then one SM (every item of the problem through one CTA's seams, both query
+    buffers many times over), and T 768 (whole 192-row tiles) on 5 SMs."""
+    _on_both_lengths(D, cfg, causal)
+    for T, num_sms in ((_lengths(cfg)[0], 1), (768, 5)):
+        if T % cfg.BLOCK_N == 0:
+            run((2, 3, T, D), causal, torch.bfloat16, device="cuda",
+                impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+
+
+def test_seam_configs_take_the_tested_lengths():
+    with pytest.raises(ValueError, match="q_bufs"):
+        fg.check_config(fg.CONFIGS[128]._replace(q_bufs=2), 128)  # not persistent
+    with pytest.raises(ValueError, match="overlap"):
+        fg.check_config(fg.CONFIGS[64]._replace(overlap=True), 64)  # no table
+    with pytest.raises(ValueError, match="overlap"):
+        fg.check_config(fg.BALANCED_64._replace(overlap=True, pingpong=True), 64)
+    with pytest.raises(ValueError, match="3 or more stages"):  # 2 key tiles of 64 only the second warpgroup needs
+        fg.check_config(fg.Config(256, 64, 2, 2, persistent=True, balanced="lpt", overlap=True), 64)
+    fg.check_config(fg.Config(256, 64, 3, 2, persistent=True, balanced="lpt", overlap=True), 64)
+    for D, cfg in OVERLAP_CONFIGS:
+        for T in _lengths(cfg) + (768, ):
+            if T % cfg.BLOCK_N == 0:
+                fg.check_config(cfg, D, T)
+    # A second query buffer costs BLOCK_M x D elements and two barriers.
+    assert fg.smem_bytes(fg.BALANCED_64._replace(q_bufs=2), 64) - fg.smem_bytes(fg.BALANCED_64, 64) == 128 * 64 * 2 + 16
+
+
 def test_balanced_configs_take_the_tested_lengths():
     assert all(cfg.balanced and cfg.persistent for _, cfg in BALANCED_CONFIGS)
     with pytest.raises(ValueError, match="persistent"):

@@ -98,12 +98,16 @@ class Config(NamedTuple):
     lazy_sum: bool = False  # each thread sums its own columns of a row; the 4 threads' sums added once (_row_sum)
     balanced: str = ""  # persistent: a table from the host says which CTA runs which query tile (schedule): "lpt",
     # "deal" or "tail" (SCHEDULES)
+    q_bufs: int = 1  # persistent: query-tile buffers; 2: the next item's query tiles load while this item runs
+    overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
+    # output store (_consumer_overlap)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
-                + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else ""))
+                + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else "")
+                + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -281,6 +285,20 @@ BALANCED_SWEEP = {
     128: [SHORT_128._replace(balanced=b) for b in SCHEDULES] + [PERSIST_128._replace(balanced="lpt")],
 }
 BALANCED_64 = CONFIGS[64]._replace(balanced="lpt")
+# The seams between a persistent CTA's work items. At T 1024 without the mask a query tile of 128 rows meets 8 key
+# tiles (WIDE_64: 4), and at each seam a consumer warpgroup runs its last P V, normalizes and stores the output,
+# waits for the next query tile and computes that item's first scores and softmax before the tensor cores have
+# work from it again; both warpgroups reach the seam together. Config.q_bufs = 2 loads the next item's query tiles
+# during the current item; Config.overlap issues the next item's first Q Kᵀ behind the last P V, so it runs during
+# the output's normalization and store (_consumer_overlap). Timed against choose() and cuDNN by
+# benchmarks/attention_gluon_check.py --psmem --sweep OVERLAP_SWEEP.
+OVERLAP_SWEEP = {
+    64: [BALANCED_64, BALANCED_64._replace(q_bufs=2), BALANCED_64._replace(overlap=True),
+         BALANCED_64._replace(q_bufs=2, overlap=True), WIDE_64._replace(balanced="lpt", overlap=True)],
+    128: [SHORT_128._replace(balanced="lpt"), SHORT_128._replace(balanced="lpt", q_bufs=2),
+          SHORT_128._replace(balanced="lpt", q_bufs=2, overlap=True), PERSIST_128._replace(balanced="lpt"),
+          PERSIST_128._replace(balanced="lpt", overlap=True)],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -288,11 +306,11 @@ def smem_bytes(cfg: Config, D: int, itemsize: int = 2) -> int:
     """Query tile + the K/V ring + barriers (the output reuses the query buffer; persistent: its own buffer,
     so the next work item's query tile can load while this one's output is stored, and one more barrier;
     pingpong: one turn barrier per consumer warpgroup; p_bufs: P's buffers, p_bufs tiles of M_WG x BLOCK_N a
-    consumer warpgroup)."""
+    consumer warpgroup; q_bufs: that many query tiles, each with a ready and a free barrier)."""
     o_rows = cfg.BLOCK_M if cfg.persistent else 0
-    return ((cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
+    return ((cfg.q_bufs * cfg.BLOCK_M + o_rows + 2 * cfg.num_stages * cfg.BLOCK_N) * D * itemsize
             + cfg.p_bufs * cfg.BLOCK_M * cfg.BLOCK_N * itemsize
-            + 8 * (1 + 4 * cfg.num_stages + int(cfg.persistent) + cfg.num_consumers * int(cfg.pingpong)))
+            + 8 * (cfg.q_bufs * (1 + int(cfg.persistent)) + 4 * cfg.num_stages + cfg.num_consumers * int(cfg.pingpong)))
 
 
 def check_config(cfg: Config, D: int, T: int | None = None) -> None:
@@ -304,6 +322,15 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: BLOCK_M / num_consumers must be 64 or 128")
     if cfg.balanced and not cfg.persistent or cfg.balanced not in ("", ) + SCHEDULES:
         raise ValueError(f"flash_attention_gluon: {cfg}: balanced is one of {SCHEDULES}, for persistent CTAs")
+    if cfg.q_bufs not in (1, 2) or cfg.q_bufs == 2 and not cfg.persistent:
+        raise ValueError(f"flash_attention_gluon: {cfg}: q_bufs is 1, or 2 for persistent CTAs")
+    if cfg.overlap and (not cfg.balanced or cfg.pingpong):
+        raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs a balanced schedule and no ping-pong")
+    # Overlap, causal: the first warpgroup releases the stages of up to `extra` key tiles only later warpgroups need
+    # while its last V stage is still held (released after the seam); those loads must not wait for that stage.
+    extra = -(-(cfg.num_consumers - 1) * rows // cfg.BLOCK_N)
+    if cfg.overlap and cfg.num_stages < 1 + extra:
+        raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs {1 + extra} or more stages")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -338,12 +365,12 @@ if HAS_GLUON:
         tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(s), v_smem.index(s))
 
     @gluon.jit
-    def _load_q(q_desc, q_smem, q_bar, row, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr):
-        """The consumers' query tiles (rows past T, in a last partial tile: the next head's rows or TMA's
-        zero fill past the tensor; never used, and the full box's bytes count either way)."""
+    def _load_q(q_desc, q_smem, q_bar, row, M_WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, qb=0):
+        """The consumers' query tiles into query buffer qb (rows past T, in a last partial tile: the next head's
+        rows or TMA's zero fill past the tensor; never used, and the full box's bytes count either way)."""
         mbarrier.expect(q_bar, NUM_CONSUMERS * q_desc.block_type.nbytes)
         for c in gl.static_range(NUM_CONSUMERS):
-            tma.async_copy_global_to_shared(q_desc, [row + c * M_WG, 0], q_bar, q_smem.index(c))
+            tma.async_copy_global_to_shared(q_desc, [row + c * M_WG, 0], q_bar, q_smem.index(qb * NUM_CONSUMERS + c))
 
     @gluon.jit
     def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
@@ -375,17 +402,28 @@ if HAS_GLUON:
         return (item // n_q) * T, (item % n_q) * BLOCK_M
 
     @gluon.jit
+    def _item_bars(bars, qb, PINGPONG: gl.constexpr):
+        """The barriers of one persistent work item: its query buffer qb's ready and free barriers in place of the
+        arrays of them (bars[0], bars[5])."""
+        ib = (bars[0].index(qb), bars[1], bars[2], bars[3], bars[4], bars[5].index(qb))
+        if PINGPONG:
+            ib = ib + (bars[6], )
+        return ib
+
+    @gluon.jit
     def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, i, c,
                       M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                      NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr):
-        """The loads of one work item, its key tiles in ring slots i, i + 1, ..; c counts the CTA's items.
-        Returns how many key tiles it loaded."""
+                      NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
+                      Q_BUFS: gl.constexpr):
+        """The loads of one work item, its key tiles in ring slots i, i + 1, ..; c counts the CTA's items (item c's
+        query tiles go to buffer c % Q_BUFS; bars: _item_bars of that buffer). Returns how many key tiles it
+        loaded."""
         n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
         # The first K/V tile first: its stage frees while the consumers still run the last item.
         _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
-        # The query buffers are free once every consumer has retired its last Q Kᵀ of item c-1.
-        mbarrier.wait(bars[5], (c & 1) ^ 1)
-        _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS)
+        # The query buffer is free once every consumer has retired its last Q Kᵀ of item c - Q_BUFS.
+        mbarrier.wait(bars[5], (c // Q_BUFS & 1) ^ 1)
+        _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS, c % Q_BUFS)
         for j in range(1, n_tiles):
             _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
         return n_tiles
@@ -394,7 +432,7 @@ if HAS_GLUON:
     def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                              NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                             BALANCED: gl.constexpr):
+                             BALANCED: gl.constexpr, Q_BUFS: gl.constexpr, PINGPONG: gl.constexpr):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
         across items, so every barrier's phase continues where the last item left it."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
@@ -403,8 +441,9 @@ if HAS_GLUON:
         if BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
-                i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, i, c,
-                                   M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+                i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                                   _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, i, c, M_WG, BLOCK_N,
+                                   NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, Q_BUFS)
                 c += 1
         else:
             n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -412,8 +451,9 @@ if HAS_GLUON:
                 for k in range(2):
                     head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
                     if has:
-                        i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0,
-                                           T, i, c, M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
+                        i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                                           _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, i, c, M_WG,
+                                           BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, Q_BUFS)
                         c += 1
 
     @gluon.jit
@@ -645,11 +685,11 @@ if HAS_GLUON:
                        qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                        ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr,
-                       P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
-        """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row), its key tiles
-        in ring slots base ..; returns how many slots the item used (the CTA's key tiles). Ping-pong: every
-        warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed tile, then one
-        per released tile), so the turn counts match however many tiles each warpgroup computes."""
+                       P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False, qb=0):
+        """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row, in query buffer
+        qb), its key tiles in ring slots base ..; returns how many slots the item used (the CTA's key tiles).
+        Ping-pong: every warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed
+        tile, then one per released tile), so the turn counts match however many tiles each warpgroup computes."""
         k_ready = bars[1]
         v_ready = bars[2]
         k_empty = bars[3]
@@ -660,17 +700,17 @@ if HAS_GLUON:
         n_done = n_tiles
         if ROW_TAIL:  # a last partial query tile: a warpgroup whose rows all lie past T computes nothing
             if start < T:
-                _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start,
-                         n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                         NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+                _consume(o_desc, q_smem.index(qb * NUM_CONSUMERS + WG), o_smem.index(WG), k_smem, v_smem, my_p,
+                         bars, head_row, start, n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES,
+                         CAUSAL, PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
             else:
                 n_done = 0
                 if PERSISTENT:
                     mbarrier.arrive(bars[5], count=1)
         else:
-            _consume(o_desc, q_smem.index(WG), o_smem.index(WG), k_smem, v_smem, my_p, bars, head_row, start, n_tiles,
-                     base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL, PERSISTENT, WG,
-                     NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+            _consume(o_desc, q_smem.index(qb * NUM_CONSUMERS + WG), o_smem.index(WG), k_smem, v_smem, my_p, bars,
+                     head_row, start, n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL,
+                     PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -704,19 +744,25 @@ if HAS_GLUON:
                              WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                             LAZY_SUM: gl.constexpr, BALANCED: gl.constexpr):
+                             LAZY_SUM: gl.constexpr, BALANCED: gl.constexpr, Q_BUFS: gl.constexpr,
+                             OVERLAP: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
-        the host's table: _scheduled_item)."""
+        the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
+        ping-pong), with every query tile whole: _consumer_overlap."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
         c = 0
-        if BALANCED:
+        if OVERLAP and not ROW_TAIL:
+            _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale, WG, M_WG,
+                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, P_BUFS, LAZY_SUM, Q_BUFS)
+        elif BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
-                base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T,
-                                       base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                       CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
+                base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p,
+                                       _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, base,
+                                       c // Q_BUFS & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
+                                       CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM, c % Q_BUFS)
                 c += 1
         else:
             n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -724,11 +770,111 @@ if HAS_GLUON:
                 for k in range(2):
                     head_row, row0, has = _work_item(w, k, T, BH, BLOCK_M)
                     if has:
-                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0,
-                                               T, base, c & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES,
-                                               NUM_CONSUMERS, CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM)
+                        base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p,
+                                               _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, base,
+                                               c // Q_BUFS & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES,
+                                               NUM_CONSUMERS, CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM,
+                                               c % Q_BUFS)
                         c += 1
         tma.store_wait(0)
+
+    @gluon.jit
+    def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale,
+                          WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+                          NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                          P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr):
+        """Consumer warpgroup WG over the host's table (Config.overlap; every query tile whole, no ping-pong), with
+        the items' seams overlapped: an item's last P V is issued, then the next item's first Q Kᵀ (its query
+        tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and stored while that
+        Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0 cross the
+        loop's back edge in registers, its wgmma retired: an accumulator
+        still in flight there (or where an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the
+        steps are _consume's."""
+        BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
+        k_ready = bars[1]
+        v_ready = bars[2]
+        k_empty = bars[3]
+        v_empty = bars[4]
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                          instr_shape=[16, BLOCK_N, 16])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                          instr_shape=[16, D, 16])
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        my_p = _my_p(p_smem, WG, P_BUFS)
+        first = gl.load(sched + gl.program_id(0))
+        end = gl.load(sched + gl.program_id(0) + 1)  # schedule() gives every CTA at least one item
+        mbarrier.wait(bars[0].index(0), 0)
+        s_tok = _scores(q_smem.index(WG), k_smem, bars, 0, s_layout, M_WG, BLOCK_N, NUM_STAGES)
+        sc = warpgroup_mma_wait(0, deps=(s_tok, ))
+        mbarrier.arrive(k_empty.index(0), count=1)
+        base = 0
+        for idx in range(first, end):
+            c = idx - first
+            head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
+            start = row0 + WG * M_WG
+            n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, False)
+            n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, False)
+            if CAUSAL:
+                n_unmasked = start // BLOCK_N
+            else:
+                n_unmasked = n_tiles
+            my_q = q_smem.index(c % Q_BUFS * NUM_CONSUMERS + WG)
+            q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
+            m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+            l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
+            acc = gl.zeros([M_WG, D], gl.float32, o_layout)
+            # Tile 0: its scores sc came from before the loop or from the last item's seam.
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL,
+                                               LAZY_SUM)
+            p = _stage_p(p, alpha, my_p, 0, P_BUFS)
+            lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
+            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
+                                       base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
+                                       NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
+            if CAUSAL:
+                acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
+                                           n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES,
+                                           True, WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
+            mbarrier.arrive(bars[5].index(c % Q_BUFS), count=1)  # every Q Kᵀ of this item has retired
+            last = (base + n_tiles - 1) % NUM_STAGES
+            mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
+            p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
+            o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
+            if CAUSAL:  # the stages of the key tiles only a later warpgroup needs (as in _consumer_item)
+                for j in range(base + n_tiles, base + n_cta):
+                    s = j % NUM_STAGES
+                    mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
+                    mbarrier.arrive(k_empty.index(s), count=1)
+                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
+                    mbarrier.arrive(v_empty.index(s), count=1)
+            base += n_cta
+            if idx + 1 < end:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
+                mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
+                s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base, s_layout,
+                                M_WG, BLOCK_N, NUM_STAGES)
+                acc, _ = warpgroup_mma_wait(1, deps=(o_tok, p_op))  # in order: P V has retired, S_0 may run
+                mbarrier.arrive(v_empty.index(last), count=1)
+                _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                sc = warpgroup_mma_wait(0, deps=(s_tok, ))
+                mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+            else:
+                acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
+                mbarrier.arrive(v_empty.index(last), count=1)
+                _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
+        tma.store_wait(0)
+
+    @gluon.jit
+    def _store_output(acc, l_i, o_desc, my_o, row, o_layout: gl.constexpr, LAZY_SUM: gl.constexpr):
+        """O = acc / l (the row sums; LAZY_SUM: added up across the 4 threads of a row first) through the
+        warpgroup's output buffer to rows row .. of o, once the previous store has read the buffer."""
+        if LAZY_SUM:
+            l_i = gl.sum(l_i, axis=1)
+        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
+        tma.store_wait(0)  # the previous item's output store has read the buffer
+        my_o.store(o.to(o_desc.dtype))
+        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
+        tma.async_copy_shared_to_global(o_desc, [row, 0], my_o)
 
     @gluon.jit
     def _n_key_tiles(row0, T, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr,
@@ -822,27 +968,30 @@ if HAS_GLUON:
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
                            PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False,
-                           BALANCED: gl.constexpr = False):
+                           BALANCED: gl.constexpr = False, Q_BUFS: gl.constexpr = 1, OVERLAP: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item), or (BALANCED) over the query
         tiles the host's table `sched` gives it (schedule(): offsets, then tiles). The producer loads the
         next item's first K/V tile and query tiles while the consumers finish the current item (q_free: the
         consumers' last Q Kᵀ of an item has retired), and the output has its own buffer, its TMA store
-        overlapping the next item (waited before the buffer is rewritten)."""
+        overlapping the next item (waited before the buffer is rewritten). Q_BUFS = 2: two query buffers (item c
+        in buffer c % 2, each with its ready and free barrier), so the next item's query tiles load while this one
+        runs. OVERLAP (with a table, every query tile whole): _consumer_overlap."""
         dtype: gl.constexpr = q_desc.dtype
-        q_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], q_desc.layout)
+        q_smem = gl.allocate_shared_memory(dtype, [Q_BUFS * NUM_CONSUMERS, M_WG, D], q_desc.layout)
         o_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], o_desc.layout)
         k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, D], v_desc.layout)
         p_smem = _alloc_p(dtype, q_smem, M_WG, BLOCK_N, NUM_CONSUMERS, P_BUFS)
-        q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-        q_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        q_bar = gl.allocate_shared_memory(gl.int64, [Q_BUFS, 1], mbarrier.MBarrierLayout())
+        q_free = gl.allocate_shared_memory(gl.int64, [Q_BUFS, 1], mbarrier.MBarrierLayout())
         k_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         k_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
         v_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-        mbarrier.init(q_bar, count=1)
-        mbarrier.init(q_free, count=NUM_CONSUMERS)
+        for b in gl.static_range(Q_BUFS):
+            mbarrier.init(q_bar.index(b), count=1)
+            mbarrier.init(q_free.index(b), count=NUM_CONSUMERS)
         for s in gl.static_range(NUM_STAGES):
             mbarrier.init(k_ready.index(s), count=1)
             mbarrier.init(v_ready.index(s), count=1)
@@ -856,35 +1005,38 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
-                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
+                                        Q_BUFS, PINGPONG)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
-                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
+                                        Q_BUFS, PINGPONG)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
-                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED)),
+                                        M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
+                                        Q_BUFS, PINGPONG)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -906,7 +1058,8 @@ def kernel_args(cfg: Config, D: int) -> dict:
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
                 PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
-                **(dict(BALANCED=bool(cfg.balanced)) if cfg.persistent else {}),
+                **(dict(BALANCED=bool(cfg.balanced), Q_BUFS=cfg.q_bufs, OVERLAP=cfg.overlap)
+                   if cfg.persistent else {}),
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
 
