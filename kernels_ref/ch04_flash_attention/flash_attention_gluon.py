@@ -299,6 +299,7 @@ OVERLAP_SWEEP = {
           SHORT_128._replace(balanced="lpt", q_bufs=2, overlap=True), PERSIST_128._replace(balanced="lpt"),
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
+QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
