@@ -57,9 +57,11 @@ def test_choose_takes_the_measured_configs():
     assert [fg.choose(128, T, False) for T in (1024, 2048, 16384)] == [fg.PERSIST_128, fg.THREE_128, fg.THREE_128]
     assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
     assert fg.choose(128, 4096, True) == fg.THREE_128
-    assert [fg.choose(64, T, False) for T in (1024, 4096, 16384)] == [fg.WIDE_64] * 3
-    assert fg.choose(64, 384, False) == fg.CONFIGS[64]  # 384: no multiple of 256
-    assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.BALANCED_64
+    assert [fg.choose(64, T, False) for T in (1024, 2048, 4096, 16384)] == [fg.SEAM_64] * 2 + [fg.WIDE_64] * 2
+    assert fg.choose(64, 2304, False) == fg.WIDE_64 and fg.choose(64, 2176, False) == fg.SEAM_64  # 2176: 17 x 128
+    assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.SEAM_64
+    assert fg.SEAM_64 == fg.BALANCED_64._replace(q_bufs=2, overlap=True) == fg.CONFIGS[64]._replace(
+        balanced="lpt", q_bufs=2, overlap=True)
     assert fg.choose(64, 8192, True) == fg.THREE_64
     assert fg.WIDE_64.BLOCK_N == 256 and fg.WIDE_64.p_bufs == fg.PERSIST_128.p_bufs == 1
     assert fg.THREE_64.num_consumers == fg.THREE_128.num_consumers == 3 and fg.THREE_128.p_bufs == 1
@@ -264,9 +266,6 @@ def test_seam_configs_take_the_tested_lengths():
         fg.check_config(fg.CONFIGS[64]._replace(overlap=True), 64)  # no table
     with pytest.raises(ValueError, match="overlap"):
         fg.check_config(fg.BALANCED_64._replace(overlap=True, pingpong=True), 64)
-    with pytest.raises(ValueError, match="3 or more stages"):  # 2 key tiles of 64 only the second warpgroup needs
-        fg.check_config(fg.Config(256, 64, 2, 2, persistent=True, balanced="lpt", overlap=True), 64)
-    fg.check_config(fg.Config(256, 64, 3, 2, persistent=True, balanced="lpt", overlap=True), 64)
     for D, cfg in OVERLAP_CONFIGS:
         for T in _lengths(cfg) + (768, ):
             if T % cfg.BLOCK_N == 0:

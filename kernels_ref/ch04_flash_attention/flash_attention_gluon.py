@@ -100,7 +100,7 @@ class Config(NamedTuple):
     # "deal" or "tail" (SCHEDULES)
     q_bufs: int = 1  # persistent: query-tile buffers; 2: the next item's query tiles load while this item runs
     overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
-    # output store (_consumer_overlap)
+    # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
@@ -165,21 +165,21 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
-    PERSIST_128 up to T 1024, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 (T a
-    multiple of its 256-key tiles), else THREE_64 from T 8192 and below it CONFIGS[64], with the balanced schedule
-    (BALANCED_64) when causal."""
+    PERSIST_128 up to T 1024, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 above
+    T 2048 (T a multiple of its 256-key tiles), else THREE_64 from T 8192 and below it SEAM_64 (CONFIGS[64] with the
+    balanced schedule, two query buffers and, without the mask, the seams overlapped)."""
     if D == 128 and not causal and T <= 1024:
         return PERSIST_128
     if D == 128 and causal and T <= 2048:
         return SHORT_128
     if D == 128:
         return THREE_128
-    if D == 64 and not causal and T % WIDE_64.BLOCK_N == 0:
+    if D == 64 and not causal and T > 2048 and T % WIDE_64.BLOCK_N == 0:
         return WIDE_64
     if D == 64 and T >= 8192:
         return THREE_64
-    if D == 64 and causal:
-        return BALANCED_64
+    if D == 64:
+        return SEAM_64
     return CONFIGS.get(D)
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
@@ -291,7 +291,14 @@ BALANCED_64 = CONFIGS[64]._replace(balanced="lpt")
 # work from it again; both warpgroups reach the seam together. Config.q_bufs = 2 loads the next item's query tiles
 # during the current item; Config.overlap issues the next item's first Q Kᵀ behind the last P V, so it runs during
 # the output's normalization and store (_consumer_overlap). Timed against choose() and cuDNN by
-# benchmarks/attention_gluon_check.py --psmem --sweep OVERLAP_SWEEP.
+# benchmarks/attention_gluon_check.py --psmem --sweep OVERLAP_SWEEP (H200, gpu_2026-11-29_s20/b, TFLOP/s, medians of 3
+# rounds). D 64 without the mask, T 1024 / 2048 / 4096: BALANCED_64 371 / 426 / 459, with two query buffers 390 / 432
+# / 468, with overlap alone 355 / 410 / 455, with both 392 / 453 / 485; WIDE_64 (choose()'s then) 365 / 439 / 486,
+# WIDE_64 with overlap 332 / 405 / 468; cuDNN 393 / 449 / 481. D 64 causal (QBUF_SWEEP; overlap gave wrong rows there
+# with two query buffers, so the mask takes the plain loop): BALANCED_64 272 / 351 / 418, two query buffers 283 / 369 /
+# 434, cuDNN 281 / 361 / 431. D 128 T 1024 (run a and b): SHORT_128 with the table 507-509, with two query buffers
+# 518-522, with both 517-519; PERSIST_128 with the table 540-545, with overlap 515-520 (one query buffer: the next
+# tiles load only at the seam), choose()'s PERSIST_128 549-553, cuDNN 557-558. So SEAM_64 (below) for D 64.
 OVERLAP_SWEEP = {
     64: [BALANCED_64, BALANCED_64._replace(q_bufs=2), BALANCED_64._replace(overlap=True),
          BALANCED_64._replace(q_bufs=2, overlap=True), WIDE_64._replace(balanced="lpt", overlap=True)],
@@ -300,6 +307,7 @@ OVERLAP_SWEEP = {
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
+SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 (with the mask: two query buffers only)
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -327,11 +335,6 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: q_bufs is 1, or 2 for persistent CTAs")
     if cfg.overlap and (not cfg.balanced or cfg.pingpong):
         raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs a balanced schedule and no ping-pong")
-    # Overlap, causal: the first warpgroup releases the stages of up to `extra` key tiles only later warpgroups need
-    # while its last V stage is still held (released after the seam); those loads must not wait for that stage.
-    extra = -(-(cfg.num_consumers - 1) * rows // cfg.BLOCK_N)
-    if cfg.overlap and cfg.num_stages < 1 + extra:
-        raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs {1 + extra} or more stages")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -749,14 +752,15 @@ if HAS_GLUON:
                              OVERLAP: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
         the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
-        ping-pong), with every query tile whole: _consumer_overlap."""
+        ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask it gave
+        wrong rows when Q_BUFS = 2, on the H200: benchmarks/gpu_2026-11-29_s20/b; so the mask takes this loop)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
         c = 0
-        if OVERLAP and not ROW_TAIL:
+        if OVERLAP and not ROW_TAIL and not CAUSAL:
             _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale, WG, M_WG,
-                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, P_BUFS, LAZY_SUM, Q_BUFS)
+                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS)
         elif BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
@@ -782,17 +786,15 @@ if HAS_GLUON:
     @gluon.jit
     def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale,
                           WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
-                          NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                          P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr):
-        """Consumer warpgroup WG over the host's table (Config.overlap; every query tile whole, no ping-pong), with
-        the items' seams overlapped: an item's last P V is issued, then the next item's first Q Kᵀ (its query
-        tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and stored while that
-        Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0 cross the
-        loop's back edge in registers, its wgmma retired: an accumulator
-        still in flight there (or where an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the
-        steps are _consume's."""
+                          NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr,
+                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr):
+        """Consumer warpgroup WG over the host's table (Config.overlap; no mask, every query tile whole, no
+        ping-pong), with the items' seams overlapped: an item's last P V is issued, then the next item's first
+        Q Kᵀ (its query tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and
+        stored while that Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0
+        cross the loop's back edge in registers, its wgmma retired: an accumulator still in flight there (or where
+        an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
-        k_ready = bars[1]
         v_ready = bars[2]
         k_empty = bars[3]
         v_empty = bars[4]
@@ -802,6 +804,7 @@ if HAS_GLUON:
                                                           instr_shape=[16, D, 16])
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         my_p = _my_p(p_smem, WG, P_BUFS)
+        n_tiles = T // BLOCK_N
         first = gl.load(sched + gl.program_id(0))
         end = gl.load(sched + gl.program_id(0) + 1)  # schedule() gives every CTA at least one item
         mbarrier.wait(bars[0].index(0), 0)
@@ -813,42 +816,24 @@ if HAS_GLUON:
             c = idx - first
             head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
             start = row0 + WG * M_WG
-            n_tiles = _n_key_tiles(row0, T, WG, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, False)
-            n_cta = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, False)
-            if CAUSAL:
-                n_unmasked = start // BLOCK_N
-            else:
-                n_unmasked = n_tiles
             my_q = q_smem.index(c % Q_BUFS * NUM_CONSUMERS + WG)
             q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
             m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
             l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
             acc = gl.zeros([M_WG, D], gl.float32, o_layout)
             # Tile 0: its scores sc came from before the loop or from the last item's seam.
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, CAUSAL,
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
                                                LAZY_SUM)
             p = _stage_p(p, alpha, my_p, 0, P_BUFS)
-            lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
-            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
-                                       base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                       NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
-            if CAUSAL:
-                acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
-                                           n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES,
-                                           True, WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
+            acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1,
+                                       n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False,
+                                       WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
             mbarrier.arrive(bars[5].index(c % Q_BUFS), count=1)  # every Q Kᵀ of this item has retired
             last = (base + n_tiles - 1) % NUM_STAGES
             mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
             p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
             o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
-            if CAUSAL:  # the stages of the key tiles only a later warpgroup needs (as in _consumer_item)
-                for j in range(base + n_tiles, base + n_cta):
-                    s = j % NUM_STAGES
-                    mbarrier.wait(k_ready.index(s), j // NUM_STAGES & 1)
-                    mbarrier.arrive(k_empty.index(s), count=1)
-                    mbarrier.wait(v_ready.index(s), j // NUM_STAGES & 1)
-                    mbarrier.arrive(v_empty.index(s), count=1)
-            base += n_cta
+            base += n_tiles
             if idx + 1 < end:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
                 mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
                 s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base, s_layout,
