@@ -308,6 +308,16 @@ OVERLAP_SWEEP = {
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
 SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 (with the mask: two query buffers only)
+# Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
+# 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
+# query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled offline (triton
+# 3.6.0, sm_90a) without spills without the mask.
+SEAM_SWEEP = {
+    64: [SEAM_64._replace(num_stages=2), SEAM_64._replace(num_stages=4), WIDE_64],
+    128: [Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2),
+          Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2, overlap=True),
+          Config(128, 128, 2, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
