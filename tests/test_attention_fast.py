@@ -1,9 +1,9 @@
 """Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
 that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
 interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
-or not, short and long sequences: D 128 T 2048 not causal and the long-sequence cases reach the three-consumer
-configs, THREE_128 and THREE_64, whose 192-row query tiles end partial there; D 64 not causal at T 1024 and 2048
-WIDE_64's 256-key tiles, D 128 not causal up to T 1024 PERSIST_128), on inputs whose every score is very negative
+or not, short and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64,
+whose 192-row query tiles end partial there; D 64 below T 8192 SEAM_64 (two query buffers, without the mask the seams
+overlapped), D 128 not causal up to T 2048 REG_128), on inputs whose every score is very negative
 too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
 import pytest
 import torch
@@ -39,7 +39,7 @@ def _hopper() -> bool:
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("T", [128, 384, 1024, 2048])  # 2048 not causal: D 128 with three consumers (choose)
+@pytest.mark.parametrize("T", [128, 384, 1024, 2048])
 def test_gluon_on_hopper(D, causal, T):
     assert _run((2, 3, T, D), causal, torch.bfloat16, "cuda") == "gluon"
 
@@ -54,7 +54,8 @@ def test_gluon_three_consumers_on_long_sequences(D, T, causal):
 
 
 def test_choose_takes_the_measured_configs():
-    assert [fg.choose(128, T, False) for T in (1024, 2048, 16384)] == [fg.PERSIST_128, fg.THREE_128, fg.THREE_128]
+    assert [fg.choose(128, T, False) for T in (512, 1024, 2048, 4096, 16384)] == [fg.REG_128] * 3 + [fg.THREE_128] * 2
+    assert fg.REG_128.p_bufs == 0 and fg.REG_128.q_bufs == 2 and fg.REG_128.lazy_sum and not fg.REG_128.overlap
     assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
     assert fg.choose(128, 4096, True) == fg.THREE_128
     assert [fg.choose(64, T, False) for T in (1024, 2048, 4096, 16384)] == [fg.SEAM_64] * 2 + [fg.WIDE_64] * 2
@@ -238,10 +239,10 @@ def test_gluon_balanced_schedule(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
 
 
-# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's new configs, and three consumer
-# warpgroups with both (192-row query tiles: T 768 is whole tiles, so it takes _consumer_overlap; T 384 and 1024 end
-# in a partial tile and take _consumer_persistent with two query buffers).
-OVERLAP_CONFIGS = [(D, cfg) for D, cfgs in fg.OVERLAP_SWEEP.items() for cfg in cfgs
+# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's and SEAM_SWEEP's new configs, and
+# three consumer warpgroups with both (192-row query tiles: T 768 is whole tiles, so it takes _consumer_overlap; T 384
+# and 1024 end in a partial tile and take _consumer_persistent with two query buffers).
+OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP) for D, cfgs in sweep.items() for cfg in cfgs
                    if cfg.q_bufs > 1 or cfg.overlap] + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
 

@@ -38,9 +38,10 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
 
 # The sweep's configs, the balanced schedule's first of each D (Config.balanced: the host's table read in the
 # loops of the persistent kernel; CONFIGS[64] and SHORT_128 with it), and the seams' configs (Config.q_bufs,
-# Config.overlap: OVERLAP_SWEEP).
+# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128).
 COMPILED = {D: fg.SWEEP[D] + [c for c in fg.BALANCED_SWEEP[D] if c.balanced][:1]
-            + [c for c in fg.OVERLAP_SWEEP[D] if c.q_bufs > 1 or c.overlap] for D in fg.SWEEP}
+            + [c for c in fg.OVERLAP_SWEEP[D] if c.q_bufs > 1 or c.overlap] + (fg.SEAM_SWEEP[D] if D == 128 else [])
+            for D in fg.SWEEP}
 
 
 # Run in a child process without the Triton interpreter: the course's CPU mode (tests/conftest.py imports
@@ -119,8 +120,11 @@ def test_new_configs_ptx_and_no_spills(ptx_files, D, cfg, causal, tail, tmp_path
     # it still led the two-consumer configs from T 4096 (fg.THREE_128's comment)
     # WIDE_64 when causal (52 B with triton 3.7.1; with Config.overlap 80 B, and 100 B of stores and 188 of loads
     # under triton 3.6.0): choose() takes it only when not causal.
+    # D 128 with P in registers and two query buffers (REG_128, SEAM_SWEEP) when causal: 4 B under triton 3.6.0;
+    # choose() takes REG_128 only when not causal.
     spilling = {(128, fg.THREE_128, True): 128, (64, fg.WIDE_64, True): 128,
-                (64, fg.WIDE_64._replace(balanced="lpt", overlap=True), True): 192}
+                (64, fg.WIDE_64._replace(balanced="lpt", overlap=True), True): 192,
+                **{(128, c, True): 16 for c in fg.SEAM_SWEEP[128]}}
     _check_ptxas(path, tmp_path, spilling.get((D, cfg, causal), 0))
 
 

@@ -165,11 +165,11 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
-    PERSIST_128 up to T 1024, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 above
+    REG_128 up to T 2048, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 above
     T 2048 (T a multiple of its 256-key tiles), else THREE_64 from T 8192 and below it SEAM_64 (CONFIGS[64] with the
     balanced schedule, two query buffers and, without the mask, the seams overlapped)."""
-    if D == 128 and not causal and T <= 1024:
-        return PERSIST_128
+    if D == 128 and not causal and T <= 2048:
+        return REG_128
     if D == 128 and causal and T <= 2048:
         return SHORT_128
     if D == 128:
@@ -308,14 +308,20 @@ OVERLAP_SWEEP = {
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
 SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 (with the mask: two query buffers only)
+REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
 # query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled offline (triton
-# 3.6.0, sm_90a) without spills without the mask.
+# 3.6.0, sm_90a) without spills without the mask (4 B of spills with it). Run d (two processes, TFLOP/s, first /
+# second):
+# D 128 T 1024: P in registers with two query buffers 580 / 579 (with overlap 554 / 553, without the row sums kept per
+# thread 556 / 554), choose()'s PERSIST_128 553 / 553, cuDNN 558 / 559; T 2048: 692 / 694 (666 / 667, 665 / 665),
+# choose()'s THREE_128 679 / 683, cuDNN 652 / 655. D 64 T 2048: SEAM_64 442 / 446, with 2 stages 440 / 444, with 4
+# 440 / 445, WIDE_64 442 / 445, cuDNN 451 / 453 (still behind; T 1024: 397 / 395 against 396 / 395). So REG_128 for
+# D 128 without the mask up to T 2048.
 SEAM_SWEEP = {
     64: [SEAM_64._replace(num_stages=2), SEAM_64._replace(num_stages=4), WIDE_64],
-    128: [Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2),
-          Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2, overlap=True),
+    128: [REG_128, REG_128._replace(overlap=True),
           Config(128, 128, 2, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
 }
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
