@@ -329,7 +329,7 @@ def test_ch04_fast_reference_numbers():
     mm128, ex = quoted("ch04_flash_attention", r"At \$D = 128\$ that is \$([\d.]+)\$ against \$([\d.]+)\$")
     assert mm128 == 4 * 128 / ops and ex == 1 / exps
     doc = load("benchmarks/results/nvidia_h200.json")
-    assert doc["gpu"] == "NVIDIA H200" and f"copy {round(doc['copy_gbps'])} GB/s" in load(f"{S20}/c/report.log")
+    assert doc["gpu"] == "NVIDIA H200" and f"copy {round(doc['copy_gbps'])} GB/s" in load(f"{S20}/e/report.log")
     att = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"] for r in doc["records"]
            if r["kernel"] == "attention_fwd" and r.get("tflops")}
     ours, ours_c, cud, cud_c = quoted("ch04_flash_attention", r"fast reference ran at (\d+) TFLOP/s \(causal (\d+)\), "
@@ -350,14 +350,13 @@ def test_ch04_fast_reference_numbers():
              for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)]
     assert len(every) == 20 and (round(min(every), 2), round(max(every), 2)) == (lo_all, hi_all)
     assert sum(r >= 1 for r in every) == n_ahead
-    # behind at D 64 T 2048 and D 128 T 1024, both not causal; "level" where a ratio rounds to 1.00
+    # behind at D 64 T 2048 not causal; "level" where a ratio rounds to 1.000
     behind = {(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)
               if att[(D, T, c, "flashcourse")] < att[(D, T, c, "sdpa-cudnn")]}
-    assert behind == {(64, 2048, False), (128, 1024, False)}
+    assert behind == {(64, 2048, False)}
     (level,) = quoted("ch04_flash_attention", r"and level \(([\d.]+) times\)\s+at \$D = 64\$, \$T = 1024\$ without "
                       r"the mask\.")
     assert round(att[(64, 1024, False, "flashcourse")] / att[(64, 1024, False, "sdpa-cudnn")], 3) == level
-    assert sorted(every)[3] > 1.0055  # the others at or above cuDNN are more than level (1.006 and up)
     assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
     assert any("ms_rounds" in r for r in doc["records"])  # "timed each kernel three times ... kept the median"
     # the two earlier runs, back to back (benchmarks/gpu_2026-11-26_s10/j and k: the same H100, their logs)
@@ -802,7 +801,7 @@ S16 = "benchmarks/gpu_2026-11-28_s16"  # the sixteenth: a, b three consumer grou
 S17 = "benchmarks/gpu_2026-11-28_s17"  # the seventeenth: a, b 256-key tiles (D 64); d the H200 report with them
 S18 = "benchmarks/gpu_2026-11-28_s18"  # the eighteenth: e row sums kept per thread (Config.lazy_sum)
 S19 = "benchmarks/gpu_2026-11-29_s19"  # the nineteenth: a-c balanced schedules (Config.balanced), d the H200 report
-S20 = "benchmarks/gpu_2026-11-29_s20"  # the twentieth: a-b the seams (Config.q_bufs, Config.overlap), c the H200 report
+S20 = "benchmarks/gpu_2026-11-29_s20"  # the twentieth: a, b, d the seams (Config.q_bufs, .overlap); c, e H200 reports
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
@@ -1051,7 +1050,7 @@ def test_ch03_cluster_measured():
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
         r"`benchmarks/gpu_2026-11-27_s13/e`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
-        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-29_s20/c`\) ([\d.]+)% and ([\d.]+)%")
+        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-29_s20/e`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
     old_f32, old_bf16, first_f32, first_bf16 = quoted(
         ch, r"Its report at that point \(run `benchmarks/gpu_2026-11-27_s11/n`\)\s+read ([\d.]+)% at the "
@@ -1069,7 +1068,7 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in ((f"{S13}/e", H100), (f"{S20}/c", H200)):
+    for run, gpu in ((f"{S13}/e", H100), (f"{S20}/e", H200)):
         log = load(f"{run}/report.log")
         assert f"copy {round(reports[gpu][0]['copy_gbps'])} GB/s" in log  # the percentages' denominator too
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
