@@ -106,7 +106,8 @@ def test_new_configs_take_the_tested_lengths():
 
 # P through shared memory (Config.p_bufs): two buffers a warpgroup, persistent CTAs (num_sms=3: many work items a CTA,
 # the P buffers' ring running on across them), ping-pong turns with one and two buffers, and choose()'s configs with P
-# buffers themselves (three consumers; WIDE_64's 256-key tiles; PERSIST_128); each on float16 and on scores that are
+# buffers themselves (three consumers; WIDE_64's 256-key tiles; PERSIST_128, choose()'s for D 128 T <= 1024 until the
+# twentieth session); each on float16 and on scores that are
 # all very negative too (the running max starts at -inf).
 P_BUF_CONFIGS = [(64, fg.Config(192, 128, 2, 3, p_bufs=2)), (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2)),
                  (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=1)),
@@ -116,7 +117,8 @@ P_BUF_CONFIGS = [(64, fg.Config(192, 128, 2, 3, p_bufs=2)), (64, fg.Config(192, 
 
 
 def _lengths(cfg):
-    """Two lengths the config takes: 384 (a partial last 192-row query tile) where it fits, else 512; and 1024."""
+    """Two lengths the config takes: 384 (two whole 192-row query tiles) where it fits, else 512; and 1024 (for 192-row
+    tiles a partial last one)."""
     return (384 if 384 % cfg.BLOCK_N == 0 else 512), 1024
 
 
@@ -146,10 +148,10 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, and choose()'s PERSIST_128 and
-# THREE_128): each thread's partial sums, added across the row's 4 threads once an item; causal and not, a partial last
-# query tile, many work items a CTA (num_sms=3), float16 on very negative scores. (The sweep's D 128 entries are the
-# same configs without, for comparison.)
+# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, PERSIST_128 and choose()'s THREE_128
+# and REG_128, the last in test_gluon_item_seams): each thread's partial sums, added across the row's 4 threads once an
+# item; causal and not, a partial last query tile, many work items a CTA (num_sms=3), float16 on very negative scores.
+# (The sweep's D 128 entries are the same configs without, for comparison.)
 LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs] + [(128, fg.THREE_128)]
 
 
@@ -226,8 +228,8 @@ def test_balanced_schedule_shares_the_work_out(D, T, causal, policy):
         assert max(loads) < max(_pairs_loads(n_q, BH, n_sms, cost))
 
 
-# BALANCED_SWEEP's configs, and three consumer warpgroups with a table (192-row query tiles: T 384 and 1024 end in a
-# partial one; lpt and tail).
+# BALANCED_SWEEP's configs, and three consumer warpgroups with a table (192-row query tiles: T 1024 ends in a partial
+# one; lpt and tail).
 BALANCED_CONFIGS = [(D, cfg) for D, cfgs in fg.BALANCED_SWEEP.items() for cfg in cfgs if cfg.balanced] + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2, balanced=b)) for b in ("lpt", "tail")]
 
@@ -240,8 +242,9 @@ def test_gluon_balanced_schedule(D, cfg, causal):
 
 
 # The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's and SEAM_SWEEP's new configs, and
-# three consumer warpgroups with both (192-row query tiles: T 768 is whole tiles, so it takes _consumer_overlap; T 384
-# and 1024 end in a partial tile and take _consumer_persistent with two query buffers).
+# three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole tiles, so they take
+# _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent with two query
+# buffers).
 OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP) for D, cfgs in sweep.items() for cfg in cfgs
                    if cfg.q_bufs > 1 or cfg.overlap] + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
@@ -267,6 +270,8 @@ def test_seam_configs_take_the_tested_lengths():
         fg.check_config(fg.CONFIGS[64]._replace(overlap=True), 64)  # no table
     with pytest.raises(ValueError, match="overlap"):
         fg.check_config(fg.BALANCED_64._replace(overlap=True, pingpong=True), 64)
+    with pytest.raises(ValueError, match="2\\+ stages"):  # one stage would deadlock at the seam (check_config)
+        fg.check_config(fg.BALANCED_64._replace(overlap=True, num_stages=1), 64)
     for D, cfg in OVERLAP_CONFIGS:
         for T in _lengths(cfg) + (768, ):
             if T % cfg.BLOCK_N == 0:

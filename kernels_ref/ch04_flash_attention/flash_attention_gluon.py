@@ -61,8 +61,9 @@ masked (a second loop); the grid runs the longest query tiles first so the short
 The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
 
 Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128,
-BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()); choose() says which
-runs where; every field can be overridden per call (a GPU sweep picks:
+BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()), SEAM_64 and REG_128
+(two query buffers, Config.q_bufs; SEAM_64 also overlaps the seams between work items, Config.overlap); choose() says
+which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
 from __future__ import annotations
@@ -100,7 +101,8 @@ class Config(NamedTuple):
     # "deal" or "tail" (SCHEDULES)
     q_bufs: int = 1  # persistent: query-tile buffers; 2: the next item's query tiles load while this item runs
     overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
-    # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop)
+    # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the
+    # name keeps its "-ov")
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
@@ -111,10 +113,10 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them only where P through shared memory does not win: CONFIGS[64] for D 64 below T 8192, causal (with the
-# balanced schedule: BALANCED_64) or, without the mask, T no multiple of 256; CONFIGS[128] and its ping-pong variant
-# no longer, THREE_128 and PERSIST_128 below). Chosen by benchmarks/attention_gluon_check.py on an H100 (bf16, B 4,
-# H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
+# takes them for D 64 below T 8192 as SEAM_64: with the balanced schedule, two query buffers and, without the mask,
+# the seams overlapped, except without the mask above T 2048 for multiples of 256 (WIDE_64); for D 128 REG_128 keeps
+# them with row sums per thread and two query buffers; CONFIGS[128] and its ping-pong variant no longer). Chosen by
+# benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
 # D 128: 128-key tiles, 2 stages, not persistent (T 8192: 650 against 561-578 persistent), except on short
@@ -158,7 +160,8 @@ THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums acros
 # D 128 T 1024, PERSIST_128 (persistent BM128-BN128, P through one shared buffer) against SHORT_128: 540-541 / 509-511
 #   (cuDNN 562); causal 378 / 405 (SHORT_128 stays); T 2048 639 against THREE_128's 661.
 # Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
-# PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562).
+# PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562). (Since the
+# twentieth session choose() takes REG_128 there instead, and WIDE_64 only above T 2048: OVERLAP_SWEEP, SEAM_SWEEP.)
 WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
 PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
@@ -307,7 +310,7 @@ OVERLAP_SWEEP = {
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
-SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 (with the mask: two query buffers only)
+SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 but WIDE_64's (with the mask: no overlap)
 REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
@@ -349,8 +352,10 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: balanced is one of {SCHEDULES}, for persistent CTAs")
     if cfg.q_bufs not in (1, 2) or cfg.q_bufs == 2 and not cfg.persistent:
         raise ValueError(f"flash_attention_gluon: {cfg}: q_bufs is 1, or 2 for persistent CTAs")
-    if cfg.overlap and (not cfg.balanced or cfg.pingpong):
-        raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs a balanced schedule and no ping-pong")
+    if cfg.overlap and (not cfg.balanced or cfg.pingpong or cfg.num_stages < 2):
+        # one stage: at the seam the consumers hold the last V stage until the next query tiles land, and the
+        # producer loads the next item's first K/V tile into that stage before those query tiles
+        raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs a balanced schedule, no ping-pong, 2+ stages")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -768,8 +773,9 @@ if HAS_GLUON:
                              OVERLAP: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
         the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
-        ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask it gave
-        wrong rows when Q_BUFS = 2, on the H200: benchmarks/gpu_2026-11-29_s20/b; so the mask takes this loop)."""
+        ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask and
+        Q_BUFS = 2 it gave wrong rows, each head's second query tile, and once an illegal address, on the H200:
+        benchmarks/gpu_2026-11-29_s20/a and b, not explained; so the mask takes this loop)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
