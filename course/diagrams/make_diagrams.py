@@ -783,10 +783,59 @@ def register_budget():
     return fig
 
 
+def item_seams():
+    """Chapter 4: one consumer group and the tensor cores at the seam between two work items of a looping block,
+    as the chapter describes it. Plain seam, one query buffer: the last P V, then the output divided and stored,
+    then a wait for the next query tile (its load may begin only once both groups have finished the item's loop,
+    its last Q Kᵀ included), then the next
+    item's S_0 and its softmax before the steady steps resume. Two query buffers and the overlapped seam: the next
+    query tile loaded steps earlier (once the producer reaches the next item: the ring's depth before the seam),
+    S_0 issued right behind the last P V, the output stored while it runs.
+    Box lengths are the fa3_pipeline picture's (a product as long as a tile's exponentials); the store and the wait
+    are drawn as long as a product or shorter, not measured."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 4.6))
+    u, r = 12.0, 5.0  # one product (or one tile's exponentials); a short box
+    gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
+    rows = {"producer warp": 9.0, "consumer group": 5.0, "tensor cores": 1.0}
+    panels = (("plain seam, one query buffer", False), ("two query buffers, the seam overlapped (SEAM_64)", True))
+    for ax, (title, overlap) in zip(axes, panels):
+        ax.set_axis_off()
+        ax.set_xlim(-18, 112)
+        ax.set_ylim(0, 14.5)
+        ax.text(-18, 14.2, title, fontsize=9, fontweight="bold", va="top")
+        for name, y in rows.items():
+            ax.text(-1, y + 1.25, name, ha="right", va="center", fontsize=8)
+        consumer = [("softmax 7", soft), ("issue P7 V7,\nwait for it", "white")]
+        tensor = [("P6 V6", gemm, u), ("P7 V7", gemm, u)]
+        if overlap:
+            _box(ax, 0, rows["producer warp"], u, 2.5, "load Q' (begun\nsteps earlier)", fc=load, fs=6)
+            consumer[1] = ("issue P7 V7, S0';\nwait for P7 V7", "white")
+            consumer += [("divide, store O;\nwait for S0'", "white")]
+            tensor += [("S0'", gemm, u)]
+        else:
+            _box(ax, u, rows["producer warp"], 2 * u + r, 2.5, "load Q' (only once both groups\nhave finished "
+                 "the item's loop)", fc=load, fs=6)
+            consumer += [("divide,\nstore O", "white"), ("wait\nQ'", "white"), ("issue S0',\nwait for it", "white")]
+            tensor += [("idle", "white", u), ("idle", "white", r), ("S0'", gemm, u)]
+        consumer += [("softmax 0'", soft), ("softmax 1'", soft)]
+        tensor += [("idle", "white", u), ("S1', P0' V0'", gemm, u)]
+        x = 0.0
+        for (label, fc, w), (clabel, cfc) in zip(tensor, consumer):
+            _box(ax, x, rows["tensor cores"], w, 2.5, label, fc=fc, fs=6 if w < u else 7,
+                 color=C[3] if label == "idle" else "black")
+            _box(ax, x, rows["consumer group"], w, 2.5, clabel, fc=cfc, fs=6)
+            x += w
+        ax.text(x + 2, rows["tensor cores"] + 1.25, "steady again", fontsize=8, va="center")
+    axes[1].text(-18, -0.4, "a gap one group leaves is filled only if the other group is not at its own seam; "
+                 "the two groups reach it together", fontsize=7, va="top")
+    fig.tight_layout()
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
-                                     block_work, register_budget)}
+                                     block_work, register_budget, item_seams)}
 
 
 def script_hash() -> str:
