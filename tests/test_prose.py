@@ -339,8 +339,9 @@ def test_ch04_fast_reference_numbers():
     ahead, ahead_c = quoted("ch04_flash_attention", r"\(causal \d+\): (\d+)% ahead without the mask, (\d+)% with it")
     assert round(100 * (ours / cud - 1)) == ahead and round(100 * (ours_c / cud_c - 1)) == ahead_c
     lo, hi, lo_c, hi_c, lo_all, hi_all, n_ahead = quoted(
-        "ch04_flash_attention", r"At \$D = 64\$ the same kernel reaches ([\d.]+) to ([\d.]+) times cuDNN, and "
-        r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes, ([\d.]+) to ([\d.]+) times, at or above "
+        "ch04_flash_attention", r"At \$D = 64\$ the fast reference reaches ([\d.]+) to ([\d.]+) times cuDNN, and "
+        r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes \(\$D\$ 64 and 128, with the mask and without, "
+        r"\$T\$ from 1024 to 16 384\), ([\d.]+) to ([\d.]+) times, at or above "
         r"cuDNN on (\d+)")
     for causal, (a, b) in ((False, (lo, hi)), (True, (lo_c, hi_c))):
         ratios = [att[(64, T, causal, "flashcourse")] / att[(64, T, causal, "sdpa-cudnn")]
@@ -350,6 +351,12 @@ def test_ch04_fast_reference_numbers():
              for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)]
     assert len(every) == 20 and (round(min(every), 2), round(max(every), 2)) == (lo_all, hi_all)
     assert sum(r >= 1 for r in every) == n_ahead
+    # the row-sums bullet's aside: this report and the one before it (s19/d) at D 128 T 4096 causal
+    now, before = quoted("ch04_flash_attention", r"report quoted below read (\d+) at \$T = 4096\$ with the mask, and "
+                         r"the one before it (\d+)")
+    old = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"]
+           for r in load(f"{S19}/d/nvidia_h200.json")["records"] if r["kernel"] == "attention_fwd" and r.get("tflops")}
+    assert (now, before) == (round(att[(128, 4096, True, "flashcourse")]), round(old[(128, 4096, True, "flashcourse")]))
     # behind at D 64 T 2048 not causal; "level" where a ratio rounds to 1.000
     behind = {(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)
               if att[(D, T, c, "flashcourse")] < att[(D, T, c, "sdpa-cudnn")]}
@@ -498,7 +505,8 @@ def test_ch04_item_seams():
     b1, b2 = load(f"{S20}/b/b1.json"), load(f"{S20}/b/b2.json")
     assert b1["device"] == b2["device"] == H200 and (b1["sweep"], b2["sweep"]) == ("OVERLAP_SWEEP", "QBUF_SWEEP")
     bal = fg.BALANCED_64
-    nums = quoted(ch, r"run `benchmarks/gpu_2026-11-29_s20/b`, TFLOP/s\): the table of tiles alone (\d+), (\d+), "
+    nums = quoted(ch, r"run `benchmarks/gpu_2026-11-29_s20/b`, TFLOP/s\): the table of tiles alone \(one query "
+                  r"buffer, plain seam\) (\d+), (\d+), "
                   r"(\d+); with the\s+second buffer (\d+), (\d+), (\d+); with the overlapped seam alone (\d+), (\d+), "
                   r"(\d+) "
                   r".{0,200}?with both (\d+), (\d+),\s+(\d+); the 256-key tiles the fast reference used before \(and "
@@ -510,8 +518,8 @@ def test_ch04_item_seams():
                  for T in (1024, 2048, 4096)]
     want += [_sweep_tflops(b1, 64, T, False, "sdpa cudnn") for T in (1024, 2048, 4096)]
     assert list(nums) == want
-    causal = quoted(ch, r"second buffer alone: (\d+), (\d+), (\d+) against (\d+), (\d+), (\d+) without it \(cuDNN "
-                    r"(\d+), (\d+), (\d+)\)")
+    causal = quoted(ch, r"second buffer alone: (\d+), (\d+), (\d+) against (\d+), (\d+), (\d+) with one query "
+                    r"buffer \(cuDNN (\d+), (\d+), (\d+)\)")
     want = []
     for variant in (bal._replace(q_bufs=2).name(), "choose " + bal.name(), "sdpa cudnn"):
         want += [_sweep_tflops(b2, 64, T, True, variant) for T in (1024, 2048, 4096)]

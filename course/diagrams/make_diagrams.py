@@ -788,7 +788,8 @@ def item_seams():
     as the chapter describes it. Plain seam, one query buffer: the last P V, then the output divided and stored,
     then a wait for the next query tile (its load may begin only once both groups have finished the item's loop,
     its last Q Kᵀ included), then the next
-    item's S_0 and its softmax before the steady steps resume. Two query buffers and the overlapped seam: the next
+    item's S_0 and its softmax before the steady steps resume (S_1 and P_0 V_0 issued together, softmax 1 under
+    P_0 V_0). Two query buffers and the overlapped seam: the next
     query tile loaded steps earlier (once the producer reaches the next item: the ring's depth before the seam),
     S_0 issued right behind the last P V, the output stored while it runs.
     Box lengths are the fa3_pipeline picture's (a product as long as a tile's exponentials); the store and the wait
@@ -797,7 +798,7 @@ def item_seams():
     u, r = 12.0, 5.0  # one product (or one tile's exponentials); a short box
     gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
     rows = {"producer warp": 9.0, "consumer group": 5.0, "tensor cores": 1.0}
-    panels = (("plain seam, one query buffer", False), ("two query buffers, the seam overlapped (SEAM_64)", True))
+    panels = (("plain seam, one query buffer", False), ("two query buffers, the seam overlapped", True))
     for ax, (title, overlap) in zip(axes, panels):
         ax.set_axis_off()
         ax.set_xlim(-18, 112)
@@ -817,8 +818,8 @@ def item_seams():
                  "the item's loop)", fc=load, fs=6)
             consumer += [("divide,\nstore O", "white"), ("wait\nQ'", "white"), ("issue S0',\nwait for it", "white")]
             tensor += [("idle", "white", u), ("idle", "white", r), ("S0'", gemm, u)]
-        consumer += [("softmax 0'", soft), ("softmax 1'", soft)]
-        tensor += [("idle", "white", u), ("S1', P0' V0'", gemm, u)]
+        consumer += [("softmax 0'", soft), ("issue S1', P0' V0';\nwait for S1'", "white"), ("softmax 1'", soft)]
+        tensor += [("idle", "white", u), ("S1'", gemm, u), ("P0' V0'", gemm, u)]
         x = 0.0
         for (label, fc, w), (clabel, cfc) in zip(tensor, consumer):
             _box(ax, x, rows["tensor cores"], w, 2.5, label, fc=fc, fs=6 if w < u else 7,
