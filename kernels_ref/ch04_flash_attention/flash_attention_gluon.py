@@ -327,6 +327,17 @@ SEAM_SWEEP = {
     128: [REG_128, REG_128._replace(overlap=True),
           Config(128, 128, 2, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
 }
+# Twenty-first session: D 64 without the mask at T 2048 still read 0.98 of cuDNN (gpu_2026-11-29_s20/e). SEAM_64 with
+# row sums per thread, with P through one or two shared buffers, and with 64-key tiles (4 or 6 stages), against
+# choose() and cuDNN. Compiled offline (triton 3.7.1, sm_90a, no mask) without spills or serialized wgmmas.
+# (Also tried offline: exp2 two at a time in bfloat16, ex2.approx.ftz.bf16x2, which ptxas 12.8 compiles to one
+# MUFU.EX2.BF16 a value, as many special-function instructions as before: not timed.)
+SEAM_MORE_SWEEP = {
+    64: [SEAM_64._replace(lazy_sum=True), SEAM_64._replace(p_bufs=1), SEAM_64._replace(p_bufs=2),
+         Config(128, 64, 4, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True),
+         Config(128, 64, 6, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
+    128: [],
+}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
