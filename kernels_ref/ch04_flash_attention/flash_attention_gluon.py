@@ -338,6 +338,11 @@ SEAM_MORE_SWEEP = {
          Config(128, 64, 6, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
     128: [],
 }
+# Run s21/a (H200, two processes, TFLOP/s, first / second): T 2048: row sums per thread 448 / 447 against SEAM_64's
+# 442 / 443 (cuDNN 448 / 449); T 4096 493 / 494 against WIDE_64's 485 / 486 (cuDNN 479 / 483); T 1024 371 / 372 against
+# 393 / 392 (cuDNN 393 / 392). P through one or two shared buffers and 64-key tiles lost everywhere (324-475).
+SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
+SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
