@@ -3,7 +3,8 @@ that its answer is right, against float64 attention. On the CPU it must fall bac
 interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
 or not, short and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64,
 whose 192-row query tiles end partial there; D 64 below T 8192 SEAM_64 (two query buffers, without the mask the seams
-overlapped), D 128 not causal up to T 2048 REG_128), on inputs whose every score is very negative
+overlapped), from T 2048 without the mask SEAM_LS_64 (the same with row sums per thread), D 128 not causal up to T 2048
+REG_128), on inputs whose every score is very negative
 too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
 import pytest
 import torch
@@ -58,8 +59,9 @@ def test_choose_takes_the_measured_configs():
     assert fg.REG_128.p_bufs == 0 and fg.REG_128.q_bufs == 2 and fg.REG_128.lazy_sum and not fg.REG_128.overlap
     assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
     assert fg.choose(128, 4096, True) == fg.THREE_128
-    assert [fg.choose(64, T, False) for T in (1024, 2048, 4096, 16384)] == [fg.SEAM_64] * 2 + [fg.WIDE_64] * 2
-    assert fg.choose(64, 2304, False) == fg.WIDE_64 and fg.choose(64, 2176, False) == fg.SEAM_64  # 2176: 17 x 128
+    assert [fg.choose(64, T, False) for T in (1024, 1920, 2048, 4096, 16384)] == [fg.SEAM_64] * 2 + [fg.SEAM_LS_64] * 3
+    assert fg.choose(64, 2176, False) == fg.SEAM_LS_64  # 2176: 17 x 128
+    assert fg.SEAM_LS_64 == fg.SEAM_64._replace(lazy_sum=True)
     assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.SEAM_64
     assert fg.SEAM_64 == fg.BALANCED_64._replace(q_bufs=2, overlap=True) == fg.CONFIGS[64]._replace(
         balanced="lpt", q_bufs=2, overlap=True)
@@ -241,12 +243,12 @@ def test_gluon_balanced_schedule(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
 
 
-# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's and SEAM_SWEEP's new configs, and
+# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's, SEAM_SWEEP's and SEAM_LS_SWEEP's configs, and
 # three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole tiles, so they take
 # _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent with two query
 # buffers).
-OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP) for D, cfgs in sweep.items() for cfg in cfgs
-                   if cfg.q_bufs > 1 or cfg.overlap] + [
+OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP, fg.SEAM_LS_SWEEP) for D, cfgs in sweep.items()
+                   for cfg in cfgs if cfg.q_bufs > 1 or cfg.overlap] + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
 
 

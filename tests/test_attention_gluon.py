@@ -38,9 +38,11 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
 
 # The sweep's configs, the balanced schedule's first of each D (Config.balanced: the host's table read in the
 # loops of the persistent kernel; CONFIGS[64] and SHORT_128 with it), and the seams' configs (Config.q_bufs,
-# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128).
+# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128), and SEAM_LS_64 (choose()'s for D 64 from T 2048
+# without the mask).
 COMPILED = {D: fg.SWEEP[D] + [c for c in fg.BALANCED_SWEEP[D] if c.balanced][:1]
             + [c for c in fg.OVERLAP_SWEEP[D] if c.q_bufs > 1 or c.overlap] + (fg.SEAM_SWEEP[D] if D == 128 else [])
+            + fg.SEAM_LS_SWEEP[D][:1]
             for D in fg.SWEEP}
 
 
@@ -220,7 +222,7 @@ def test_configs_fit_and_unsupported_raise():
     with pytest.raises(ValueError, match="pingpong"):
         fg.check_config(fg.Config(64, 128, 3, 1, pingpong=True), 64)
     # Off by default; choose() no longer takes it (three consumer warpgroups beat it: THREE_128), and takes P through
-    # shared memory with three consumers and with 256-key tiles (WIDE_64; PERSIST_128 no longer chosen, kept in the set)
+    # shared memory with three consumers (WIDE_64 and PERSIST_128, with P buffers too, no longer chosen; kept in the set)
     picks = {(D, T, c): fg.choose(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192) for c in (False, True)}
     assert not any(cfg.pingpong for cfg in picks.values())
     assert {k for k, cfg in picks.items() if cfg.p_bufs} == {k for k, cfg in picks.items() if cfg.num_consumers == 3

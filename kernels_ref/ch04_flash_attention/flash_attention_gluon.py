@@ -61,8 +61,9 @@ masked (a second loop); the grid runs the longest query tiles first so the short
 The output goes registers -> the query tile's shared buffer (free by then) -> one TMA store.
 
 Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128,
-BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()), SEAM_64 and REG_128
-(two query buffers, Config.q_bufs; SEAM_64 also overlaps the seams between work items, Config.overlap); choose() says
+BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()), SEAM_64, SEAM_LS_64
+and REG_128 (two query buffers, Config.q_bufs; SEAM_64 also overlaps the seams between work items, Config.overlap, and
+SEAM_LS_64 keeps its row sums per thread as well); choose() says
 which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
@@ -114,7 +115,7 @@ class Config(NamedTuple):
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
 # takes them for D 64 below T 8192 as SEAM_64: with the balanced schedule, two query buffers and, without the mask,
-# the seams overlapped, except without the mask above T 2048 for multiples of 256 (WIDE_64); for D 128 REG_128 keeps
+# the seams overlapped, and without the mask from T 2048 with row sums per thread (SEAM_LS_64); for D 128 REG_128 keeps
 # them with row sums per thread and two query buffers; CONFIGS[128] and its ping-pong variant no longer). Chosen by
 # benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
@@ -161,24 +162,25 @@ THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums acros
 #   (cuDNN 562); causal 378 / 405 (SHORT_128 stays); T 2048 639 against THREE_128's 661.
 # Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
 # PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562). (Since the
-# twentieth session choose() takes REG_128 there instead, and WIDE_64 only above T 2048: OVERLAP_SWEEP, SEAM_SWEEP.)
+# twentieth session choose() takes REG_128 there instead, and WIDE_64 only above T 2048: OVERLAP_SWEEP, SEAM_SWEEP;
+# since the twenty-first nowhere: SEAM_LS_64.)
 WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
 PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
-    REG_128 up to T 2048, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal WIDE_64 above
-    T 2048 (T a multiple of its 256-key tiles), else THREE_64 from T 8192 and below it SEAM_64 (CONFIGS[64] with the
-    balanced schedule, two query buffers and, without the mask, the seams overlapped)."""
+    REG_128 up to T 2048, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal from T 2048
+    SEAM_LS_64 (SEAM_64 with row sums per thread), else THREE_64 from T 8192 and below it SEAM_64 (CONFIGS[64] with
+    the balanced schedule, two query buffers and, without the mask, the seams overlapped)."""
     if D == 128 and not causal and T <= 2048:
         return REG_128
     if D == 128 and causal and T <= 2048:
         return SHORT_128
     if D == 128:
         return THREE_128
-    if D == 64 and not causal and T > 2048 and T % WIDE_64.BLOCK_N == 0:
-        return WIDE_64
+    if D == 64 and not causal and T >= 2048:
+        return SEAM_LS_64
     if D == 64 and T >= 8192:
         return THREE_64
     if D == 64:
@@ -310,7 +312,7 @@ OVERLAP_SWEEP = {
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
-SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 but WIDE_64's (with the mask: no overlap)
+SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 but SEAM_LS_64's (with the mask: no overlap)
 REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
@@ -341,6 +343,10 @@ SEAM_MORE_SWEEP = {
 # Run s21/a (H200, two processes, TFLOP/s, first / second): T 2048: row sums per thread 448 / 447 against SEAM_64's
 # 442 / 443 (cuDNN 448 / 449); T 4096 493 / 494 against WIDE_64's 485 / 486 (cuDNN 479 / 483); T 1024 371 / 372 against
 # 393 / 392 (cuDNN 393 / 392). P through one or two shared buffers and 64-key tiles lost everywhere (324-475).
+# Run s21/b (two processes): SEAM_LS_64 at T 2048 447 / 446 (SEAM_64 441 / 441, cuDNN 448 / 448), T 4096 497 / 498
+# (WIDE_64 487 / 487, cuDNN 482 / 480), T 8192 507 / 498 (491 / 483; 477 / 466), T 16384 478 / 481 (475 / 476;
+# 465 / 466); with 2 stages 436-483, with one query buffer 404-436. So choose() takes SEAM_LS_64 without the mask from
+# T 2048 (at T 2048 level with cuDNN, not above it).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
