@@ -222,7 +222,7 @@ def test_configs_fit_and_unsupported_raise():
     with pytest.raises(ValueError, match="pingpong"):
         fg.check_config(fg.Config(64, 128, 3, 1, pingpong=True), 64)
     # Off by default; choose() no longer takes it (three consumer warpgroups beat it: THREE_128), and takes P through
-    # shared memory with three consumers (WIDE_64 and PERSIST_128, with P buffers too, no longer chosen; kept in the set)
+    # shared memory with three consumers (WIDE_64 and PERSIST_128, with P buffers too, are no longer chosen; kept)
     picks = {(D, T, c): fg.choose(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192) for c in (False, True)}
     assert not any(cfg.pingpong for cfg in picks.values())
     assert {k for k, cfg in picks.items() if cfg.p_bufs} == {k for k, cfg in picks.items() if cfg.num_consumers == 3

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Twenty-first session, run c (H200): choose() with SEAM_LS_64 (D 64 without the mask from T 2048: SEAM_64 with row
 # sums per thread): the full benchmark report, validate ch04 through nbgrader, the GPU tests of choose()'s configs and
-# of the seams (SEAM_LS_SWEEP's among them); then the rest of test_attention_fast.py and test_attention_gluon.py.
+# of the seams (SEAM_LS_SWEEP's among them); then the rest of test_attention_fast.py.
 O=$OUT
 { nvidia-smi --query-gpu=name --format=csv,noheader; echo "head $HEAD"; } > $O/info.txt; cat $O/info.txt
 grep -q H200 $O/info.txt || { echo "not an H200"; exit 3; }
