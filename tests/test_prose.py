@@ -329,7 +329,7 @@ def test_ch04_fast_reference_numbers():
     mm128, ex = quoted("ch04_flash_attention", r"At \$D = 128\$ that is \$([\d.]+)\$ against \$([\d.]+)\$")
     assert mm128 == 4 * 128 / ops and ex == 1 / exps
     doc = load("benchmarks/results/nvidia_h200.json")
-    assert doc["gpu"] == "NVIDIA H200" and f"copy {round(doc['copy_gbps'])} GB/s" in load(f"{S20}/e/report.log")
+    assert doc["gpu"] == "NVIDIA H200" and f"copy {round(doc['copy_gbps'])} GB/s" in load(f"{S21}/c/report.log")
     att = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"] for r in doc["records"]
            if r["kernel"] == "attention_fwd" and r.get("tflops")}
     ours, ours_c, cud, cud_c = quoted("ch04_flash_attention", r"fast reference ran at (\d+) TFLOP/s \(causal (\d+)\), "
@@ -351,19 +351,20 @@ def test_ch04_fast_reference_numbers():
              for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)]
     assert len(every) == 20 and (round(min(every), 2), round(max(every), 2)) == (lo_all, hi_all)
     assert sum(r >= 1 for r in every) == n_ahead
-    # the row-sums bullet's aside: this report and the one before it (s19/d) at D 128 T 4096 causal
+    # the row-sums bullet's aside: this report and the one before it (s20/e) at D 128 T 4096 causal
     now, before = quoted("ch04_flash_attention", r"report quoted below read (\d+) at \$T = 4096\$ with the mask, and "
                          r"the one before it (\d+)")
     old = {(r["shape"][3], r["shape"][2], r["causal"], r["impl"]): r["tflops"]
-           for r in load(f"{S19}/d/nvidia_h200.json")["records"] if r["kernel"] == "attention_fwd" and r.get("tflops")}
+           for r in load(f"{S20}/e/nvidia_h200.json")["records"] if r["kernel"] == "attention_fwd" and r.get("tflops")}
     assert (now, before) == (round(att[(128, 4096, True, "flashcourse")]), round(old[(128, 4096, True, "flashcourse")]))
-    # behind at D 64 T 2048 not causal; "level" where a ratio rounds to 1.000
+    # behind at D 64 T 1024 not causal; "level" where a ratio rounds to 1.00
     behind = {(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)
               if att[(D, T, c, "flashcourse")] < att[(D, T, c, "sdpa-cudnn")]}
-    assert behind == {(64, 2048, False)}
-    (level,) = quoted("ch04_flash_attention", r"and level \(([\d.]+) times\)\s+at \$D = 64\$, \$T = 1024\$ without "
-                      r"the mask\.")
-    assert round(att[(64, 1024, False, "flashcourse")] / att[(64, 1024, False, "sdpa-cudnn")], 3) == level
+    assert behind == {(64, 1024, False)}
+    low, level = quoted("ch04_flash_attention", r"behind at \$D = 64\$, \$T = 1024\$ without the mask \(([\d.]+) "
+                        r"times\), and level \(([\d.]+) times\)\s+at \$D = 64\$, \$T = 2048\$ without the mask\.")
+    ratio = {T: att[(64, T, False, "flashcourse")] / att[(64, T, False, "sdpa-cudnn")] for T in (1024, 2048)}
+    assert (round(ratio[1024], 3), round(ratio[2048], 3)) == (low, level) and round(ratio[2048], 2) == 1.0
     assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
     assert any("ms_rounds" in r for r in doc["records"])  # "timed each kernel three times ... kept the median"
     # the two earlier runs, back to back (benchmarks/gpu_2026-11-26_s10/j and k: the same H100, their logs)
@@ -445,15 +446,16 @@ def test_ch04_row_sums_added_once():
     eager128, eager_three = fg.PERSIST_128._replace(lazy_sum=False), fg.THREE_128._replace(lazy_sum=False)
     a1, b1, a4, b4, a64, b64 = quoted(
         "ch04_flash_attention", r"run `benchmarks/gpu_2026-11-28_s18/e`\): (\d+) against (\d+) TFLOP/s at \$T = 1024\$"
-        r"\s+without the mask, (\d+) against (\d+) at \$T = 4096\$ with it\. At \$D = 64\$ it did not help \(with "
-        r"the mask\s+at \$T = 4096\$ it lost: (\d+) against (\d+)\)")
+        r"\s+without the mask, (\d+) against (\d+) at \$T = 4096\$ with it\. At \$D = 64\$ it did not help on its own "
+        r"\(with the mask\s+at \$T = 4096\$ it lost: (\d+) against (\d+)\)")
     assert (a1, b1) == (tflops(128, 1024, False, fg.PERSIST_128.name()), tflops(128, 1024, False, eager128.name()))
     assert (a4, b4) == (tflops(128, 4096, True, fg.THREE_128.name()), tflops(128, 4096, True, eager_three.name()))
     assert (a64, b64) == (tflops(64, 4096, True, fg.CONFIGS[64]._replace(lazy_sum=True).name()),
                           tflops(64, 4096, True, fg.CONFIGS[64].name()))
     assert a1 > b1 and a4 > b4 and a64 < b64
     assert fg.choose(128, 1024, False).lazy_sum and fg.choose(128, 4096, True).lazy_sum
-    assert not any(fg.choose(64, T, c).lazy_sum for T in (1024, 4096, 16384) for c in (False, True))
+    assert not any(fg.choose(64, T, True).lazy_sum for T in (1024, 4096, 16384))  # the mask: not at D 64
+    assert [fg.choose(64, T, False).lazy_sum for T in (1024, 1920, 2048, 16384)] == [False, False, True, True]
 
 
 def test_ch04_sharing_the_work_out():
@@ -510,7 +512,7 @@ def test_ch04_item_seams():
                   r"(\d+); with the\s+second buffer (\d+), (\d+), (\d+); with the overlapped seam alone (\d+), (\d+), "
                   r"(\d+) "
                   r".{0,200}?with both (\d+), (\d+),\s+(\d+); the 256-key tiles the fast reference used before \(and "
-                  r"still uses above \$T = 2048\$, where the two tie\)\s+(\d+), (\d+), (\d+); cuDNN (\d+), (\d+), "
+                  r"then still used above \$T = 2048\$, where the two\s+tie\) (\d+), (\d+), (\d+); cuDNN (\d+), (\d+), "
                   r"(\d+)\.")
     want = []
     for cfg in (bal, bal._replace(q_bufs=2), bal._replace(overlap=True), seam, fg.WIDE_64):
@@ -551,6 +553,25 @@ def test_ch04_item_seams():
     assert [cud1, cud2] == [_sweep_tflops(d1, 128, T, False, "sdpa cudnn") for T in (1024, 2048)]
     assert [ov1, ov2] == [_sweep_tflops(d1, 128, T, False, reg._replace(overlap=True).name()) for T in (1024, 2048)]
     assert fg.choose(128, 1024, False) == fg.choose(128, 2048, False) == reg
+    # D 64: row sums per thread on top of the seams (run s21/b first process, s21/a for T 1024)
+    (ls2, s2, c2, ls4, w4, c4, ls8, w8, c8, ls1, s1) = quoted(
+        ch, r"helped too, without the mask \(run `benchmarks/gpu_2026-11-29_s21/b`, first of two\s+processes\): (\d+) "
+        r"against (\d+) TFLOP/s at \$T = 2048\$ \(cuDNN (\d+)\), (\d+) against (\d+) for the 256-key tiles at\s+"
+        r"\$T = 4096\$ \(cuDNN (\d+)\), (\d+) against (\d+) at \$T = 8192\$ \(cuDNN (\d+)\); at \$T = 1024\$ it lost, "
+        r"(\d+) against (\d+)\s+\(run `a`\)")
+    ls = fg.SEAM_LS_64
+    assert ls == seam._replace(lazy_sum=True)
+    s21b, s21a = load(f"{S21}/b/b1.json"), load(f"{S21}/a/a1.json")
+    assert s21b["device"] == s21a["device"] == H200 and (s21b["sweep"], s21a["sweep"]) == ("SEAM_LS_SWEEP",
+                                                                                          "SEAM_MORE_SWEEP")
+    wide = "choose " + fg.WIDE_64.name()  # choose()'s config when run b timed it
+    assert [ls2, s2, c2, ls4, w4, c4, ls8, w8, c8] == [
+        _sweep_tflops(s21b, 64, T, False, v) for T, others in ((2048, "choose " + seam.name()), (4096, wide),
+                                                               (8192, wide))
+        for v in (ls.name(), others, "sdpa cudnn")]
+    assert [ls1, s1] == [_sweep_tflops(s21a, 64, 1024, False, v) for v in (ls.name(), "choose " + seam.name())]
+    assert ls1 < s1 and ls2 > s2 and ls4 > w4 and ls8 > w8
+    assert fg.choose(64, 1024, False) == seam and fg.choose(64, 2048, False) == fg.choose(64, 8192, False) == ls
 
 
 def test_ch04_config_table():
@@ -562,12 +583,10 @@ def test_ch04_config_table():
                       r"shared memory) \| (yes|no) \| (every tile|once) \| ([^|]+) \| (1|2|2, seams overlapped) \|$",
                       text, re.M)
     report = [1024, 2048, 4096, 8192, 16384]
-    lengths = {"above 2048, a multiple of 256": [2304, 4096, 8192, 16384],
-               "up to 2048; below 8192 if no multiple of 256": [128, 256, 384, 1024, 1152, 2048, 2176, 4224],
-               "other, from 8192": [8320],
+    lengths = {"below 2048": [128, 256, 384, 1024, 1152, 1920], "from 2048": [2048, 2176, 2304, 4096, 4224, 8192, 16384],
                "below 8192": [128, 1024, 2048, 4096], "from 8192": [8192, 16384], "up to 1024": [512, 1024],
                "up to 2048": [1024, 2048], "longer": report}
-    assert len(rows) == 8
+    assert len(rows) == 7
     covered = set()
     for D, mask, when, groups, bm, bn, stages, p, loop, sums, shared, q_bufs in rows:
         for causal in {"no": [False], "yes": [True], "either": [False, True]}[mask]:
@@ -813,6 +832,7 @@ S17 = "benchmarks/gpu_2026-11-28_s17"  # the seventeenth: a, b 256-key tiles (D 
 S18 = "benchmarks/gpu_2026-11-28_s18"  # the eighteenth: e row sums kept per thread (Config.lazy_sum)
 S19 = "benchmarks/gpu_2026-11-29_s19"  # the nineteenth: a-c balanced schedules (Config.balanced), d the H200 report
 S20 = "benchmarks/gpu_2026-11-29_s20"  # the twentieth: a, b, d the seams (Config.q_bufs, .overlap); c, e H200 reports
+S21 = "benchmarks/gpu_2026-11-29_s21"  # the twenty-first: a, b D 64 sweeps (row sums per thread on the seams); c report
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
@@ -1061,7 +1081,7 @@ def test_ch03_cluster_measured():
         ch, r"In the course's report on an H100 \(2026-11-27, `flashcourse bench --report`, run "
         r"`benchmarks/gpu_2026-11-27_s13/e`\) it read ([\d.]+)% of the copy bandwidth at 1024 × 131 072 `float32`, "
         r"as fast as a copy, which is what reading \$x\$ once and writing \$y\$ once allows, and ([\d.]+)% at "
-        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-29_s20/e`\) ([\d.]+)% and ([\d.]+)%")
+        r"2048 × 131 072 `bfloat16`; on an H200 \(run `benchmarks/gpu_2026-11-29_s21/c`\) ([\d.]+)% and ([\d.]+)%")
     assert h100_f32 >= 99.5  # "as fast as a copy"
     old_f32, old_bf16, first_f32, first_bf16 = quoted(
         ch, r"Its report at that point \(run `benchmarks/gpu_2026-11-27_s11/n`\)\s+read ([\d.]+)% at the "
@@ -1079,7 +1099,7 @@ def test_ch03_cluster_measured():
         assert round(ours[((2048, 131072), "bfloat16")]["pct_copy"], 1) == bf16
         reports[gpu] = (rep, ours)
     # each report is the named run's (its report.log prints the same GB/s)
-    for run, gpu in ((f"{S13}/e", H100), (f"{S20}/e", H200)):
+    for run, gpu in ((f"{S13}/e", H100), (f"{S21}/c", H200)):
         log = load(f"{run}/report.log")
         assert f"copy {round(reports[gpu][0]['copy_gbps'])} GB/s" in log  # the percentages' denominator too
         assert (load(f"{run}/gpu.txt") if os.path.exists(os.path.join(ROOT, run, "gpu.txt"))
