@@ -583,7 +583,8 @@ def test_ch04_config_table():
                       r"shared memory) \| (yes|no) \| (every tile|once) \| ([^|]+) \| (1|2|2, seams overlapped) \|$",
                       text, re.M)
     report = [1024, 2048, 4096, 8192, 16384]
-    lengths = {"below 2048": [128, 256, 384, 1024, 1152, 1920], "from 2048": [2048, 2176, 2304, 4096, 4224, 8192, 16384],
+    lengths = {"below 2048": [128, 256, 384, 1024, 1152, 1920],
+               "from 2048": [2048, 2176, 2304, 4096, 4224, 8192, 16384],
                "below 8192": [128, 1024, 2048, 4096], "from 8192": [8192, 16384], "up to 1024": [512, 1024],
                "up to 2048": [1024, 2048], "longer": report}
     assert len(rows) == 7
