@@ -291,3 +291,75 @@ def test_balanced_configs_take_the_tested_lengths():
     for D, cfg in BALANCED_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)
+
+
+# The last round split by key tiles (Config.split, stream-K): the table on the CPU, the pieces combined on the GPU.
+@pytest.mark.parametrize("n_kt,n_items,n_sms", [(16, 2048, 132), (8, 1024, 132), (8, 40, 3), (16, 112, 5),
+                                                (16, 30, 4), (2, 6, 4)])
+def test_split_schedule_covers_every_key_tile_once(n_kt, n_items, n_sms):
+    """Every (query tile, key tile) in exactly one entry; every CTA within one key tile of the even share; the whole
+    rounds round robin; each split query tile's pieces numbered alike (first, count) and k = 0 .. count - 1, at most
+    MAX_PIECES; entries with piece word 0 are whole query tiles."""
+    table = fg.split_schedule(n_kt, n_items, n_sms)
+    P = min(n_sms, n_items)
+    N = table[P]
+    assert table[0] == 0 and len(table) == P + 1 + 3 * N
+    items, keys, words = table[P + 1:P + 1 + N], table[P + 1 + N:P + 1 + 2 * N], table[P + 1 + 2 * N:]
+    seen, loads, pieces = {}, [], {}
+    for p in range(P):
+        load = 0
+        for e in range(table[p], table[p + 1]):
+            lo, hi = keys[e] & 0xFFFF, keys[e] >> 16
+            assert 0 <= lo < hi <= n_kt
+            for j in range(lo, hi):
+                seen[(items[e], j)] = seen.get((items[e], j), 0) + 1
+            load += hi - lo
+            if words[e]:
+                pieces.setdefault(items[e], []).append((words[e] >> 8, words[e] >> 4 & 15, words[e] & 15))
+            else:
+                assert (lo, hi) == (0, n_kt)
+        loads.append(load)
+    assert len(seen) == n_items * n_kt and set(seen.values()) == {1}
+    assert max(loads) - min(loads) <= 1 and sum(loads) == n_items * n_kt
+    whole = n_items // P * P
+    assert [items[e] for e in range(table[0], table[1]) if items[e] < whole] == list(range(0, whole, P))
+    assert pieces and all(it >= whole for it in pieces)
+    for it, ps in pieces.items():
+        assert len({(f, n) for f, n, _ in ps}) == 1 and sorted(k for _, _, k in ps) == list(range(ps[0][1]))
+        assert 2 <= ps[0][1] == len(ps) <= fg.MAX_PIECES
+
+
+def test_split_schedule_where_it_does_not_apply():
+    assert fg.split_schedule(16, 264, 132) is None  # no unfinished round
+    assert fg.split_schedule(32, 4096, 132) is None  # 4 tiles left: less than one key tile a CTA
+    assert fg.split_schedule(64, 8192 + 10, 132) is None  # 640 key tiles over 132 CTAs: 14 pieces a query tile
+    cfg = fg.SEAM_64._replace(split=True)
+    lpt = fg.SEAM_64
+    assert fg.schedule(2048, 128, cfg, True, 132) == fg.schedule(2048, 128, lpt, True, 132)  # the mask: whole tiles
+    assert fg.schedule(2048, 128, cfg, False, 132) == fg.split_schedule(16, 2048, 132)
+    assert fg.schedule(4096, 128, cfg, False, 132) == fg.schedule(4096, 128, lpt, False, 132)
+    with pytest.raises(ValueError, match="split"):
+        fg.check_config(fg.BALANCED_64._replace(split=True), 64)  # no overlap
+    with pytest.raises(ValueError, match="split"):
+        fg.check_config(fg.CONFIGS[64]._replace(balanced="deal", q_bufs=2, overlap=True, split=True), 64)
+    assert fg.SEAM_64._replace(split=True).name().endswith("-ov-sk")
+
+
+SPLIT_CONFIGS = [fg.SEAM_64._replace(split=True), fg.SEAM_LS_64._replace(split=True)]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("cfg", SPLIT_CONFIGS, ids=[cfg.name() for cfg in SPLIT_CONFIGS])
+@pytest.mark.parametrize("shape,num_sms", [((1, 5, 1024, 64), 3), ((1, 7, 2048, 64), 5), ((2, 3, 384, 64), 4),
+                                           ((4, 32, 2048, 64), None), ((4, 32, 1024, 64), None)])
+def test_gluon_split_pieces(cfg, shape, num_sms):
+    """Shapes whose last round is split (two or three pieces a query tile), against float64, three launches in a row
+    (the counters must be back at 0 after each); with the mask the same config runs whole query tiles."""
+    B, H, T, D = shape
+    n_sms = num_sms or torch.cuda.get_device_properties(0).multi_processor_count
+    assert fg._split_table(T, B * H, cfg, False, n_sms)
+    for _ in range(3):
+        run(shape, False, torch.bfloat16, device="cuda",
+            impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
+    run(shape, True, torch.bfloat16, device="cuda",
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=num_sms))
