@@ -932,7 +932,7 @@ if HAS_GLUON:
                 mbarrier.arrive(v_empty.index(last), count=1)
                 if piece == 0:
                     _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                else:
+                elif SPLIT:  # (SPLIT: so that triton 3.6.0 does not build this branch where piece is always 0)
                     _split_output(acc, m_i, l_i, split_args, piece, head_row + start, WG * M_WG, o_layout, M_WG, D,
                                   BLOCK_M, LAZY_SUM)
                 if idx + 1 < end:  # after a piece: the next entry's S_0, not overlapped
