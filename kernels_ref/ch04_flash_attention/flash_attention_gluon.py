@@ -932,7 +932,8 @@ if HAS_GLUON:
                 mbarrier.arrive(v_empty.index(last), count=1)
                 if piece == 0:
                     _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                elif SPLIT:  # (SPLIT: so that triton 3.6.0 does not build this branch where piece is always 0)
+                elif SPLIT == 1:  # (SPLIT: so that triton 3.6.0 does not build this branch where piece is always 0;
+                    # 2: a probe's, pieces without their output: benchmarks/split_probe.py)
                     _split_output(acc, m_i, l_i, split_args, piece, head_row + start, WG * M_WG, o_layout, M_WG, D,
                                   BLOCK_M, LAZY_SUM)
                 if idx + 1 < end:  # after a piece: the next entry's S_0, not overlapped
