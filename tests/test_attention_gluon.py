@@ -38,11 +38,11 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
 
 # The sweep's configs, the balanced schedule's first of each D (Config.balanced: the host's table read in the
 # loops of the persistent kernel; CONFIGS[64] and SHORT_128 with it), and the seams' configs (Config.q_bufs,
-# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128), SEAM_LS_64 (choose()'s for D 64 from T 2048
-# without the mask) and the split last round's configs (Config.split: SPLIT_SWEEP).
+# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128), and SEAM_LS_64 (choose()'s for D 64 from T 2048
+# without the mask).
 COMPILED = {D: fg.SWEEP[D] + [c for c in fg.BALANCED_SWEEP[D] if c.balanced][:1]
             + [c for c in fg.OVERLAP_SWEEP[D] if c.q_bufs > 1 or c.overlap] + (fg.SEAM_SWEEP[D] if D == 128 else [])
-            + fg.SEAM_LS_SWEEP[D][:1] + fg.SPLIT_SWEEP[D]
+            + fg.SEAM_LS_SWEEP[D][:1]
             for D in fg.SWEEP}
 
 

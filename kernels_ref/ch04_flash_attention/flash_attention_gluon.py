@@ -104,17 +104,13 @@ class Config(NamedTuple):
     overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
     # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the
     # name keeps its "-ov")
-    split: bool = False  # with overlap and the "lpt" table, no mask, whole query tiles: the last, unfinished round's
-    # query tiles split by key tiles over every CTA (stream-K), each piece's partial output combined by the piece that
-    # finishes last (_split_output); the table falls back to whole tiles where pieces would be too many (schedule)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
                 + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else "")
-                + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else "")
-                + ("-sk" if self.split else ""))
+                + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -353,14 +349,15 @@ SEAM_MORE_SWEEP = {
 # T 2048 (at T 2048 level with cuDNN, not above it).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
-# The last round split by key tiles (Config.split; split_schedule, _split_output). Without the mask every query tile
-# costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52 would do: 68 CTAs run
-# 16 tiles, 64 run 15, about 3% of the time lost (T 1024: 1024 tiles, 8 rounds for 7.76, the same 3%). Split, each CTA
-# gets 248 or 249 key tiles' work at T 2048 (256 before) and 62 or 63 at T 1024 (64), at the price of the pieces'
-# partial outputs written and combined, and seams that are not overlapped after a piece. At T 4096 (4 tiles left over
-# for 132 CTAs) and 8192 the table falls back to whole tiles (MAX_PIECES). Compiled offline (triton 3.7.1, sm_90a)
-# without spills or serialized wgmmas at D 64 (at D 128, REG_128 with overlap and split spills 340 B: not swept).
-SPLIT_SWEEP = {64: [SEAM_64._replace(split=True), SEAM_LS_64._replace(split=True)], 128: []}
+# Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
+# every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
+# would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
+# tiles' work (256 before), pieces of the last round's query tiles, whose partial outputs and log-sum-exps went to a
+# workspace, the piece that finished last combining them (per-thread counters, acquire-release at GPU scope, no
+# waiting). Right on the GPU (49 tests, benchmarks/gpu_2026-11-29_s21/e), but slower (e, TFLOP/s): T 1024 319 against
+# SEAM_64's 395, T 2048 395 against choose()'s SEAM_LS_64's 449. benchmarks/gpu_2026-11-29_s21/split_probe.py (run f2) found where: the kernel
+# compiled with the split's code and a table without pieces read 358 and 399 (so the code alone cost the main loop
+# 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392.
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -390,8 +387,6 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         # one stage: at the seam the consumers hold the last V stage until the next query tiles land, and the
         # producer loads the next item's first K/V tile into that stage before those query tiles
         raise ValueError(f"flash_attention_gluon: {cfg}: overlap needs a balanced schedule, no ping-pong, 2+ stages")
-    if cfg.split and (not cfg.overlap or cfg.balanced != "lpt"):
-        raise ValueError(f"flash_attention_gluon: {cfg}: split needs overlap and the lpt table")
     if cfg.pingpong and cfg.num_consumers < 2:
         raise ValueError(f"flash_attention_gluon: {cfg}: pingpong needs two or more consumer warpgroups")
     if cfg.p_bufs not in (0, 1, 2):
@@ -463,17 +458,6 @@ if HAS_GLUON:
         return (item // n_q) * T, (item % n_q) * BLOCK_M
 
     @gluon.jit
-    def _entry_keys(sched, idx):
-        """Split table (Config.split): entry idx's key tiles lo .. lo + n - 1 and its piece word (0: a whole query
-        tile; else first piece << 8 | pieces << 4 | this piece: schedule()). The table: offsets, items, then
-        lo | hi << 16 and the piece words, one per entry each."""
-        P = gl.num_programs(0)
-        N = gl.load(sched + P)
-        keys = gl.load(sched + P + 1 + N + idx)
-        lo = keys & 0xFFFF
-        return lo, (keys >> 16) - lo, gl.load(sched + P + 1 + 2 * N + idx)
-
-    @gluon.jit
     def _item_bars(bars, qb, PINGPONG: gl.constexpr):
         """The barriers of one persistent work item: its query buffer qb's ready and free barriers in place of the
         arrays of them (bars[0], bars[5])."""
@@ -486,45 +470,36 @@ if HAS_GLUON:
     def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, T, i, c,
                       M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                       NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                      Q_BUFS: gl.constexpr, lo=0, n_split=0):
+                      Q_BUFS: gl.constexpr):
         """The loads of one work item, its key tiles in ring slots i, i + 1, ..; c counts the CTA's items (item c's
-        query tiles go to buffer c % Q_BUFS; bars: _item_bars of that buffer). A piece of a split item (n_split > 0)
-        has the key tiles lo .. lo + n_split - 1. Returns how many key tiles it loaded."""
+        query tiles go to buffer c % Q_BUFS; bars: _item_bars of that buffer). Returns how many key tiles it
+        loaded."""
         n_tiles = _n_key_tiles(row0, T, NUM_CONSUMERS - 1, M_WG, BLOCK_N, NUM_CONSUMERS, CAUSAL, ROW_TAIL)
-        if n_split > 0:
-            n_tiles = n_split
-        kv_row = head_row + lo * BLOCK_N
         # The first K/V tile first: its stage frees while the consumers still run the last item.
-        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, kv_row, i, NUM_STAGES)
+        _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row, i, NUM_STAGES)
         # The query buffer is free once every consumer has retired its last Q Kᵀ of item c - Q_BUFS.
         mbarrier.wait(bars[5], (c // Q_BUFS & 1) ^ 1)
         _load_q(q_desc, q_smem, bars[0], head_row + row0, M_WG, NUM_CONSUMERS, c % Q_BUFS)
         for j in range(1, n_tiles):
-            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, kv_row + j * BLOCK_N, i + j, NUM_STAGES)
+            _load_kv(k_desc, v_desc, k_smem, v_smem, bars, head_row + j * BLOCK_N, i + j, NUM_STAGES)
         return n_tiles
 
     @gluon.jit
     def _producer_persistent(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                              M_WG: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                              NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, ROW_TAIL: gl.constexpr,
-                             BALANCED: gl.constexpr, Q_BUFS: gl.constexpr, PINGPONG: gl.constexpr,
-                             SPLIT: gl.constexpr = False):
+                             BALANCED: gl.constexpr, Q_BUFS: gl.constexpr, PINGPONG: gl.constexpr):
         """The producer over the CTA's work items. The ring slot counter i and the query-tile count c run on
-        across items, so every barrier's phase continues where the last item left it. SPLIT: the table gives each
-        entry's key tiles (_entry_keys)."""
+        across items, so every barrier's phase continues where the last item left it."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         i = 0
         c = 0
         if BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
-                lo = 0
-                n_split = 0
-                if SPLIT:
-                    lo, n_split, _ = _entry_keys(sched, idx)
                 i += _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                                    _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, i, c, M_WG, BLOCK_N,
-                                   NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, Q_BUFS, lo, n_split)
+                                   NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, Q_BUFS)
                 c += 1
         else:
             n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -821,12 +796,12 @@ if HAS_GLUON:
                        PINGPONG, P_BUFS, LAZY_SUM)
 
     @gluon.jit
-    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched, split_args,
-                             qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
+    def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched, qk_scale,
+                             WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
                              LAZY_SUM: gl.constexpr, BALANCED: gl.constexpr, Q_BUFS: gl.constexpr,
-                             OVERLAP: gl.constexpr, SPLIT: gl.constexpr = False):
+                             OVERLAP: gl.constexpr):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
         the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
         ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask and
@@ -837,8 +812,8 @@ if HAS_GLUON:
         base = 0
         c = 0
         if OVERLAP and not ROW_TAIL and not CAUSAL:
-            _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, split_args, qk_scale,
-                              WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS, SPLIT)
+            _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale, WG, M_WG,
+                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS)
         elif BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
@@ -862,18 +837,16 @@ if HAS_GLUON:
         tma.store_wait(0)
 
     @gluon.jit
-    def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, split_args, qk_scale,
+    def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale,
                           WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                           NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr,
-                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr, SPLIT: gl.constexpr = False):
+                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr):
         """Consumer warpgroup WG over the host's table (Config.overlap; no mask, every query tile whole, no
         ping-pong), with the items' seams overlapped: an item's last P V is issued, then the next item's first
         Q Kᵀ (its query tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and
         stored while that Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0
         cross the loop's back edge in registers, its wgmma retired: an accumulator still in flight there (or where
-        an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's.
-        SPLIT: an entry may be a piece of a query tile (some of its key tiles: _entry_keys), whose output is combined
-        with the other pieces' by _split_output; the seam after a piece is not overlapped."""
+        an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         v_ready = bars[2]
         k_empty = bars[3]
@@ -884,6 +857,7 @@ if HAS_GLUON:
                                                           instr_shape=[16, D, 16])
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         my_p = _my_p(p_smem, WG, P_BUFS)
+        n_tiles = T // BLOCK_N
         first = gl.load(sched + gl.program_id(0))
         end = gl.load(sched + gl.program_id(0) + 1)  # schedule() gives every CTA at least one item
         mbarrier.wait(bars[0].index(0), 0)
@@ -900,10 +874,6 @@ if HAS_GLUON:
             m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
             l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
             acc = gl.zeros([M_WG, D], gl.float32, o_layout)
-            n_tiles = T // BLOCK_N
-            piece = 0
-            if SPLIT:
-                kv_lo, n_tiles, piece = _entry_keys(sched, idx)  # (kv_lo: the producer's)
             # Tile 0: its scores sc came from before the loop or from the last item's seam.
             p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
                                                LAZY_SUM)
@@ -917,8 +887,7 @@ if HAS_GLUON:
             p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
             o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
             base += n_tiles
-            if (idx + 1 < end) & (piece == 0):  # the seam: the next item's S_0 on the tensor cores behind this
-                # item's last P V
+            if idx + 1 < end:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
                 mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
                 s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base, s_layout,
                                 M_WG, BLOCK_N, NUM_STAGES)
@@ -927,80 +896,12 @@ if HAS_GLUON:
                 _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
                 sc = warpgroup_mma_wait(0, deps=(s_tok, ))
                 mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-            else:  # the CTA's last entry, or a piece: every wgmma retired before the branches below
+            else:
                 acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
                 mbarrier.arrive(v_empty.index(last), count=1)
-                if piece == 0:
-                    _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                elif SPLIT == 1:  # (SPLIT: so that triton 3.6.0 does not build this branch where piece is always 0;
-                    # 2: a probe's, pieces without their output: benchmarks/split_probe.py)
-                    _split_output(acc, m_i, l_i, split_args, piece, head_row + start, WG * M_WG, o_layout, M_WG, D,
-                                  BLOCK_M, LAZY_SUM)
-                if idx + 1 < end:  # after a piece: the next entry's S_0, not overlapped
-                    mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
-                    s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base,
-                                    s_layout, M_WG, BLOCK_N, NUM_STAGES)
-                    sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-                    mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-                else:
-                    sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
+                _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
         tma.store_wait(0)
-
-    @gluon.jit
-    def _split_output(acc, m_i, l_i, split_args, piece, row, wg_row, o_layout: gl.constexpr, M_WG: gl.constexpr,
-                      D: gl.constexpr, BLOCK_M: gl.constexpr, LAZY_SUM: gl.constexpr):
-        """A piece of a split query tile (Config.split): this warpgroup's rows' partial output O_k = acc / l_k and
-        log-sum-exp L_k = m_k + log2(l_k) go to the piece's slot of the workspace; the piece that finishes last
-        combines all of them, O = sum_k 2^(L_k - L) O_k / sum_k 2^(L_k - L) with L = max_k L_k, and stores O to rows
-        row .. of o. "Last" is decided per thread and row: in the wgmma layout thread t of a row's quad holds its
-        columns 8a + 2t and 8a + 2t + 1, so each thread writes its own values, then adds 1 to its own counter for
-        the row (atomic, acquire-release at GPU scope: its writes are visible to whoever reads the counter after
-        it); the thread that reads pieces - 1 there reads the other pieces' values of the same columns (written by
-        the same thread of the other CTAs) and resets the counter for the next launch. No thread waits for another,
-        so no CTA waits for one that has not started. piece: first << 8 | pieces << 4 | k (schedule())."""
-        o_ptr, ws, cnt = split_args
-        if LAZY_SUM:
-            l_i = gl.sum(l_i, axis=1)
-        rows_l: gl.constexpr = gl.SliceLayout(1, o_layout)
-        l_o = gl.convert_layout(l_i, rows_l)
-        lse = gl.convert_layout(m_i, rows_l) + gl.log2(l_o)
-        r = gl.arange(0, M_WG, layout=rows_l)
-        col = gl.arange(0, D, layout=gl.SliceLayout(0, o_layout))
-        off = r[:, None] * D + col[None, :]
-        # [rows, D / 8, 4, 2]: the third axis is the thread of the row's quad, the others its registers
-        o4 = gl.reshape(acc / l_o[:, None], [M_WG, D // 8, 4, 2])
-        off4 = gl.reshape(off, [M_WG, D // 8, 4, 2])
-        lse4 = gl.max(gl.max(gl.reshape(lse[:, None] + gl.zeros([M_WG, D], gl.float32, o_layout),
-                                        [M_WG, D // 8, 4, 2]), axis=3), axis=1)  # [rows, 4]: a thread's own copy
-        first_col = gl.min(gl.min(off4, axis=3), axis=1)  # row * D + 2t
-        own = wg_row * 4 + first_col // D * 4 + first_col % D // 2  # (row, t): one slot per thread and row
-        first = piece >> 8
-        n = (piece >> 4) & 15
-        k = piece & 15
-        STRIDE: gl.constexpr = BLOCK_M * (D + 4)  # a piece's slot: BLOCK_M x D outputs, then BLOCK_M x 4 L's
-        gl.store(ws + (first + k) * STRIDE + wg_row * D + off4, o4)
-        gl.store(ws + (first + k) * STRIDE + BLOCK_M * D + own, lse4)
-        counter = cnt + first * BLOCK_M * 4 + own
-        is_last = gl.atomic_add(counter, own * 0 + 1, sem="acq_rel", scope="gpu") == n - 1  # (scalars need a layout)
-        last4 = gl.expand_dims(gl.expand_dims(is_last, 1), 3) & (off4 >= 0)  # (off4 >= 0: broadcast to the tile)
-        big = lse4
-        total = gl.full([M_WG, 4], 1.0, gl.float32, lse4.type.layout)
-        out = o4
-        for j in range(n):
-            if j != k:
-                src = ws + (first + j) * STRIDE
-                lse_j = gl.load(src + BLOCK_M * D + own, mask=is_last, other=lse4, cache_modifier=".cg")
-                o_j = gl.load(src + wg_row * D + off4, mask=last4, other=o4, cache_modifier=".cg")
-                new = gl.maximum(big, lse_j)
-                a = gl.exp2(big - new)
-                b = gl.exp2(lse_j - new)
-                out = (out * gl.expand_dims(gl.expand_dims(a, 1), 3)
-                       + o_j * gl.expand_dims(gl.expand_dims(b, 1), 3))
-                total = total * a + b
-                big = new
-        out = out / gl.expand_dims(gl.expand_dims(total, 1), 3)
-        gl.store(o_ptr + row * D + off4, out.to(o_ptr.dtype.element_ty), mask=last4)
-        gl.store(counter, own * 0, mask=is_last)
 
     @gluon.jit
     def _store_output(acc, l_i, o_desc, my_o, row, o_layout: gl.constexpr, LAZY_SUM: gl.constexpr):
@@ -1101,14 +1002,12 @@ if HAS_GLUON:
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
     @gluon.jit
-    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, sched, o_ptr, ws, cnt, D: gl.constexpr,
-                           M_WG: gl.constexpr,
+    def _persistent_kernel(q_desc, k_desc, v_desc, o_desc, T, BH, sched, D: gl.constexpr, M_WG: gl.constexpr,
                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
                            PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False,
-                           BALANCED: gl.constexpr = False, Q_BUFS: gl.constexpr = 1, OVERLAP: gl.constexpr = False,
-                           SPLIT: gl.constexpr = False):
+                           BALANCED: gl.constexpr = False, Q_BUFS: gl.constexpr = 1, OVERLAP: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item), or (BALANCED) over the query
         tiles the host's table `sched` gives it (schedule(): offsets, then tiles). The producer loads the
@@ -1116,9 +1015,7 @@ if HAS_GLUON:
         consumers' last Q Kᵀ of an item has retired), and the output has its own buffer, its TMA store
         overlapping the next item (waited before the buffer is rewritten). Q_BUFS = 2: two query buffers (item c
         in buffer c % 2, each with its ready and free barrier), so the next item's query tiles load while this one
-        runs. OVERLAP (with a table, every query tile whole): _consumer_overlap. SPLIT (with OVERLAP, no mask): the
-        table's last entries are pieces of query tiles (schedule()), combined through the workspace ws and the
-        counters cnt and stored straight to o_ptr (the output as a B*H*T x D matrix) by _split_output."""
+        runs. OVERLAP (with a table, every query tile whole): _consumer_overlap."""
         dtype: gl.constexpr = q_desc.dtype
         q_smem = gl.allocate_shared_memory(dtype, [Q_BUFS * NUM_CONSUMERS, M_WG, D], q_desc.layout)
         o_smem = gl.allocate_shared_memory(dtype, [NUM_CONSUMERS, M_WG, D], o_desc.layout)
@@ -1142,50 +1039,43 @@ if HAS_GLUON:
         bars = (q_bar, k_ready, v_ready, k_empty, v_empty, q_free)
         if PINGPONG:
             bars = bars + (_turn_barriers(NUM_CONSUMERS), )  # bars[-1]: _turn_wait
-        split_args = (o_ptr, ws, cnt)
 
         if NUM_CONSUMERS == 1:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
-                                        Q_BUFS, PINGPONG, SPLIT)),
+                                        Q_BUFS, PINGPONG)),
             ], [1], [PRODUCER_REGS])
         elif NUM_CONSUMERS == 2:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
-                                        Q_BUFS, PINGPONG, SPLIT)),
+                                        Q_BUFS, PINGPONG)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.static_assert(NUM_CONSUMERS == 3, "1, 2 or 3 consumer warpgroups")
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
-                                        split_args, QK_SCALE, 2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                        CAUSAL, ROW_TAIL, PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP,
-                                        SPLIT)),
+                                        QK_SCALE, 2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
-                                        Q_BUFS, PINGPONG, SPLIT)),
+                                        Q_BUFS, PINGPONG)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
 
 
@@ -1240,13 +1130,12 @@ def flash_attention(q, k, v, o, causal, config: Config | None = None, num_sms: i
     if cfg.persistent:
         n_sms = num_sms if num_sms else sm_count(q.device)
         if cfg.balanced:
-            sched, n_cta, ws, cnt = schedule_tensor(T, B * H, cfg, bool(causal), n_sms, q.device, D)
-            grid = (n_cta, )
+            sched = schedule_tensor(T, B * H, cfg, bool(causal), n_sms, q.device)
+            grid = (len(sched) - 1 - n_q * B * H, )
         else:
-            sched = ws = cnt = _no_schedule(q.device)
+            sched = _no_schedule(q.device)
             grid = (min(n_sms, (n_q + 1) // 2 * B * H), )  # pairs of query tiles (_work_item)
-        _persistent_kernel[grid](*descs, T, B * H, sched, o, ws, cnt, QK_SCALE=D ** -0.5 * LOG2E, **extra,
-                                 SPLIT=ws is not sched, **kernel_args(cfg, D))
+        _persistent_kernel[grid](*descs, T, B * H, sched, QK_SCALE=D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
     else:
         _fa3_forward_kernel[(n_q, B * H)](*descs, T, D ** -0.5 * LOG2E, **extra, **kernel_args(cfg, D))
 
@@ -1270,9 +1159,6 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
         return -(-min((tile + 1) * cfg.BLOCK_M, T) // cfg.BLOCK_N) if causal else T // cfg.BLOCK_N
 
     costs = [key_tiles(t) + ITEM_COST for t in range(n_q)]
-    table = _split_table(T, BH, cfg, causal, n_sms)
-    if table:
-        return table
     if cfg.balanced == "tail":
         n_pairs = (n_q + 1) // 2
         n_units = n_pairs * BH
@@ -1303,85 +1189,15 @@ def schedule(T: int, BH: int, cfg: Config, causal: bool, n_sms: int) -> list[int
     return offsets + entries
 
 
-MAX_PIECES = 4  # split: at most this many pieces a query tile (the last one reads the others' outputs)
-
-
-def split_schedule(n_kt: int, n_items: int, n_sms: int) -> list[int] | None:
-    """Config.split's table (stream-K for the last round): P = min(n_sms, n_items) CTAs; items 0 .. R*P - 1 (R whole
-    rounds) dealt round robin, item i to CTA i % P (what "lpt" does with equal costs), each CTA's in order; the last
-    rest = n_items - R*P items, n_kt key tiles each, laid end to end as rest * n_kt units, of which CTA p takes units
-    p*U//P .. (p+1)*U//P - 1 (U = rest * n_kt): one or more pieces, a piece being one item's key tiles lo .. hi - 1.
-    The table: offsets[0..P], the entries' items, lo | hi << 16 each, and a piece word each: 0 for a whole item, else
-    first << 8 | pieces << 4 | k (pieces numbered from 0 over the whole table; the item's pieces are first ..
-    first + pieces - 1, this one the k-th). None where it does not apply: no unfinished round, less than one key tile
-    a CTA, or more than MAX_PIECES pieces a query tile."""
-    P = min(n_sms, n_items)
-    R, rest = divmod(n_items, P)
-    U = rest * n_kt
-    if rest == 0 or U < P:
-        return None
-    mine: list[list[tuple[int, int, int]]] = [[(i, 0, n_kt) for i in range(p, R * P, P)] for p in range(P)]
-    tail: list[list[tuple[int, int, int, int]]] = []  # per tail item: (cta, lo, hi, global piece number)
-    n_pieces = 0
-    for p in range(P):
-        u, end = p * U // P, (p + 1) * U // P
-        while u < end:
-            item, lo = divmod(u, n_kt)
-            hi = min(n_kt, lo + end - u)
-            while len(tail) <= item:
-                tail.append([])
-            tail[item].append((p, lo, hi, n_pieces))
-            n_pieces += 1
-            u += hi - lo
-    if max(len(pieces) for pieces in tail) > MAX_PIECES or n_pieces >= 1 << 23:
-        return None
-    words: dict[tuple[int, int], int] = {}
-    for t, pieces in enumerate(tail):
-        for k, (p, lo, hi, g) in enumerate(pieces):
-            mine[p].append((R * P + t, lo, hi))
-            words[(p, len(mine[p]) - 1)] = (pieces[0][3] << 8 | len(pieces) << 4 | k) if len(pieces) > 1 else 0
-    offsets, items, keys, pw = [0], [], [], []
-    for p in range(P):
-        for e, (item, lo, hi) in enumerate(mine[p]):
-            items.append(item)
-            keys.append(lo | hi << 16)
-            pw.append(words.get((p, e), 0))
-        offsets.append(len(items))
-    return offsets + items + keys + pw
-
-
-def _split_table(T, BH, cfg, causal, n_sms):
-    """split_schedule()'s table where cfg.split applies (no mask, whole query tiles), else None."""
-    if cfg.split and not causal and T % cfg.BLOCK_M == 0:
-        return split_schedule(T // cfg.BLOCK_N, BH * (T // cfg.BLOCK_M), n_sms)
-    return None
-
-
 _SCHEDULES: dict = {}
 
 
-def schedule_tensor(T, BH, cfg, causal, n_sms, device, D=64):
-    """schedule() on the device, made once per shape and kept: (the int32 table, the grid's CTAs, the split's
-    workspace and counters). Without a split (Config.split off, or the table fell back to whole query tiles) the
-    workspace and the counters are the table itself (never read: the kernel's SPLIT is off then). The counters
-    start at 0 and the last piece of each query tile sets its own back to 0, so launches reuse them; two launches
-    of one shape running at once (two streams) would share them: not supported."""
+def schedule_tensor(T, BH, cfg, causal, n_sms, device):
+    """schedule() as an int32 tensor on the device, made once per shape and kept."""
     import torch
-    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.balanced, cfg.split, ITEM_COST, causal, n_sms, str(device), D)
+    key = (T, BH, cfg.BLOCK_M, cfg.BLOCK_N, cfg.balanced, ITEM_COST, causal, n_sms, str(device))
     if key not in _SCHEDULES:
-        table = schedule(T, BH, cfg, causal, n_sms)
-        sched = torch.tensor(table, dtype=torch.int32, device=device)
-        n_items = BH * -(-T // cfg.BLOCK_M)
-        if _split_table(T, BH, cfg, causal, n_sms):  # offsets, then 3 words an entry
-            n_cta = min(n_sms, n_items)
-            words = table[n_cta + 1 + 2 * table[n_cta]:]
-            n_slots = max((w >> 8) + (w >> 4 & 15) for w in words if w)  # pieces numbered 0 .. n_slots - 1
-            ws = torch.empty(n_slots * cfg.BLOCK_M * (D + 4), dtype=torch.float32, device=device)
-            cnt = torch.zeros(n_slots * cfg.BLOCK_M * 4, dtype=torch.int32, device=device)
-        else:
-            n_cta = len(table) - 1 - n_items
-            ws = cnt = sched
-        _SCHEDULES[key] = (sched, n_cta, ws, cnt)
+        _SCHEDULES[key] = torch.tensor(schedule(T, BH, cfg, causal, n_sms), dtype=torch.int32, device=device)
     return _SCHEDULES[key]
 
 
@@ -1418,11 +1234,9 @@ def compile_offline(cfg: Config, D: int, causal: bool, dtype_str: str = "bf16", 
     constexprs = dict(args, CAUSAL=bool(causal), ROW_TAIL=bool(row_tail))
     if cfg.persistent:
         constexprs["QK_SCALE"] = D ** -0.5 * LOG2E
-        constexprs["SPLIT"] = bool(cfg.split and not causal and not row_tail)
     m_wg = args["M_WG"]
     runtime = {"q_desc": desc_sig(m_wg), "k_desc": desc_sig(cfg.BLOCK_N), "v_desc": desc_sig(cfg.BLOCK_N),
-               "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "sched": "*i32", "qk_scale": "fp32",
-               "o_ptr": f"*{dtype_str}", "ws": "*fp32", "cnt": "*i32"}
+               "o_desc": desc_sig(m_wg), "T": "i32", "BH": "i32", "sched": "*i32", "qk_scale": "fp32"}
     kernel = _persistent_kernel if cfg.persistent else _fa3_forward_kernel
     signature = {name: runtime.get(name, "constexpr") for name in kernel.arg_names}
     src = GluonASTSource(kernel, signature, constexprs)
