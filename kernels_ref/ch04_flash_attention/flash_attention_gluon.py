@@ -355,9 +355,9 @@ SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64.
 # tiles' work (256 before), pieces of the last round's query tiles, whose partial outputs and log-sum-exps went to a
 # workspace, the piece that finished last combining them (per-thread counters, acquire-release at GPU scope, no
 # waiting). Right on the GPU (49 tests, benchmarks/gpu_2026-11-29_s21/e), but slower (e, TFLOP/s): T 1024 319 against
-# SEAM_64's 395, T 2048 395 against choose()'s SEAM_LS_64's 449. benchmarks/gpu_2026-11-29_s21/split_probe.py (run f2) found where: the kernel
-# compiled with the split's code and a table without pieces read 358 and 399 (so the code alone cost the main loop
-# 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392.
+# SEAM_64's 395, T 2048 395 against choose()'s SEAM_LS_64's 449. benchmarks/gpu_2026-11-29_s21/split_probe.py (run
+# f2) found where: the kernel compiled with the split's code and a table without pieces read 358 and 399 (so the code
+# alone cost the main loop 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392.
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
