@@ -1,11 +1,11 @@
-"""Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and
-that its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the
-interpreter runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal
-or not, short and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64,
+"""Chapter 4's fast reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py): which kernel it runs, and that
+its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the interpreter
+runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal or not, short
+and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64 (with the mask),
 whose 192-row query tiles end partial there; D 64 below T 8192 SEAM_64 (two query buffers, without the mask the seams
-overlapped), from T 2048 without the mask SEAM_LS_64 (the same with row sums per thread), D 128 not causal up to T 2048
-REG_128), on inputs whose every score is very negative
-too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
+overlapped), from T 2048 without the mask SEAM_LS_64 (the same with row sums per thread), D 128 not causal up to T
+2048 REG_128), on inputs whose every score is very negative too, and a T that is no multiple of its tiles falls back;
+the configs with P in shared memory also one by one."""
 import pytest
 import torch
 
@@ -150,10 +150,10 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, PERSIST_128 and choose()'s THREE_128
-# and REG_128, the last in test_gluon_item_seams): each thread's partial sums, added across the row's 4 threads once an
-# item; causal and not, a partial last query tile, many work items a CTA (num_sms=3), float16 on very negative scores.
-# (The sweep's D 128 entries are the same configs without, for comparison.)
+# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, PERSIST_128 and choose()'s
+# THREE_128, REG_128 and SEAM_LS_64, the last two in test_gluon_item_seams): each thread's partial sums, added across
+# the row's 4 threads once an item; causal and not, a partial last query tile, many work items a CTA (num_sms=3),
+# float16 on very negative scores. (The sweep's D 128 entries are the same configs without, for comparison.)
 LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs] + [(128, fg.THREE_128)]
 
 

@@ -222,11 +222,10 @@ def test_configs_fit_and_unsupported_raise():
     with pytest.raises(ValueError, match="pingpong"):
         fg.check_config(fg.Config(64, 128, 3, 1, pingpong=True), 64)
     # Off by default; choose() no longer takes it (three consumer warpgroups beat it: THREE_128), and takes P through
-    # shared memory with three consumers (WIDE_64 and PERSIST_128, with P buffers too, are no longer chosen; kept)
+    # shared memory only with three consumers (WIDE_64 and PERSIST_128, with P buffers too, are no longer chosen)
     picks = {(D, T, c): fg.choose(D, T, c) for D in (64, 128) for T in (1024, 2048, 4096, 8192) for c in (False, True)}
     assert not any(cfg.pingpong for cfg in picks.values())
-    assert {k for k, cfg in picks.items() if cfg.p_bufs} == {k for k, cfg in picks.items() if cfg.num_consumers == 3
-                                                              or cfg in (fg.WIDE_64, fg.PERSIST_128)}
+    assert {k for k, cfg in picks.items() if cfg.p_bufs} == {k for k, cfg in picks.items() if cfg.num_consumers == 3}
     assert fg.smem_bytes(fg.WIDE_64, 64) <= fg.SMEM_LIMIT < fg.smem_bytes(fg.WIDE_64._replace(num_stages=3), 64)
     for p_bufs in (1, 2):  # P's buffers count in the shared memory: D 128's 192 x 128 tiles fit one, not two
         assert fg.smem_bytes(fg.Config(192, 128, 2, 3, p_bufs=p_bufs), 128) - fg.smem_bytes(

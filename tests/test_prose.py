@@ -343,13 +343,15 @@ def test_ch04_fast_reference_numbers():
         r"([\d.]+) to ([\d.]+) times when\s+causal; over all 20 shapes \(\$D\$ 64 and 128, with the mask and without, "
         r"\$T\$ from 1024 to 16 384\), ([\d.]+) to ([\d.]+) times, at or above "
         r"cuDNN on (\d+)")
+    def low(x):  # a ratio below 1 is quoted to three places (0.998), others to two
+        return round(x, 3 if x < 1 else 2)
     for causal, (a, b) in ((False, (lo, hi)), (True, (lo_c, hi_c))):
         ratios = [att[(64, T, causal, "flashcourse")] / att[(64, T, causal, "sdpa-cudnn")]
                   for T in (1024, 2048, 4096, 8192, 16384)]
-        assert (round(min(ratios), 2), round(max(ratios), 2)) == (a, b)
+        assert (low(min(ratios)), round(max(ratios), 2)) == (a, b)
     every = [att[(D, T, c, "flashcourse")] / att[(D, T, c, "sdpa-cudnn")]
              for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384) for c in (False, True)]
-    assert len(every) == 20 and (round(min(every), 2), round(max(every), 2)) == (lo_all, hi_all)
+    assert len(every) == 20 and (low(min(every)), round(max(every), 2)) == (lo_all, hi_all)
     assert sum(r >= 1 for r in every) == n_ahead
     # the row-sums bullet's aside: this report and the one before it (s20/e) at D 128 T 4096 causal
     now, before = quoted("ch04_flash_attention", r"report quoted below read (\d+) at \$T = 4096\$ with the mask, and "
@@ -365,6 +367,13 @@ def test_ch04_fast_reference_numbers():
                         r"times\), and level \(([\d.]+) times\)\s+at \$D = 64\$, \$T = 2048\$ without the mask\.")
     ratio = {T: att[(64, T, False, "flashcourse")] / att[(64, T, False, "sdpa-cudnn")] for T in (1024, 2048)}
     assert (round(ratio[1024], 3), round(ratio[2048], 3)) == (low, level) and round(ratio[2048], 2) == 1.0
+    # the second report process (run s21/g, not committed as the report) at the same two shapes
+    g1024, g2048 = quoted("ch04_flash_attention", r"again in another process \(run `g`\) read ([\d.]+) and ([\d.]+)\s+"
+                          r"times at those two shapes")
+    again = {(r["shape"][2], r["impl"]): r["tflops"] for r in load(f"{S21}/g/nvidia_h200.json")["records"]
+             if r["kernel"] == "attention_fwd" and r["shape"][3] == 64 and not r["causal"]}
+    assert load(f"{S21}/g/nvidia_h200.json")["gpu"] == H200
+    assert [round(again[(T, "flashcourse")] / again[(T, "sdpa-cudnn")], 3) for T in (1024, 2048)] == [g1024, g2048]
     assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
     assert any("ms_rounds" in r for r in doc["records"])  # "timed each kernel three times ... kept the median"
     # the two earlier runs, back to back (benchmarks/gpu_2026-11-26_s10/j and k: the same H100, their logs)
@@ -555,12 +564,13 @@ def test_ch04_item_seams():
     assert fg.choose(128, 1024, False) == fg.choose(128, 2048, False) == reg
     # D 64: row sums per thread on top of the seams (run s21/b first process, s21/a for T 1024)
     (ls2, s2, c2, ls4, w4, c4, ls8, w8, c8, ls1, s1) = quoted(
-        ch, r"helped too, without the mask \(run `benchmarks/gpu_2026-11-29_s21/b`, first of two\s+processes\): (\d+) "
-        r"against (\d+) TFLOP/s at \$T = 2048\$ \(cuDNN (\d+)\), (\d+) against (\d+) for the 256-key tiles at\s+"
-        r"\$T = 4096\$ \(cuDNN (\d+)\), (\d+) against (\d+) at \$T = 8192\$ \(cuDNN (\d+)\); at \$T = 1024\$ it lost, "
-        r"(\d+) against (\d+)\s+\(run `a`\)")
+        ch, r"without the mask \(run\s+`benchmarks/gpu_2026-11-29_s21/b`, first of two processes\): (\d+) against "
+        r"(\d+) TFLOP/s for the two changes alone at\s+\$T = 2048\$ \(cuDNN (\d+)\), (\d+) against (\d+) for the "
+        r"256-key tiles at \$T = 4096\$ \(cuDNN (\d+)\), (\d+) against (\d+) for the\s+256-key tiles at \$T = 8192\$ "
+        r"\(cuDNN (\d+)\); at \$T = 1024\$ they lost, (\d+) against (\d+) \(run\s+"
+        r"`benchmarks/gpu_2026-11-29_s21/a`\)")
     ls = fg.SEAM_LS_64
-    assert ls == seam._replace(lazy_sum=True)
+    assert ls.lazy_sum and ls.q_bufs == 2 and ls.overlap and (ls.BLOCK_N, ls.num_stages) == (128, 3)
     s21b, s21a = load(f"{S21}/b/b1.json"), load(f"{S21}/a/a1.json")
     assert s21b["device"] == s21a["device"] == H200 and (s21b["sweep"], s21a["sweep"]) == ("SEAM_LS_SWEEP",
                                                                                           "SEAM_MORE_SWEEP")

@@ -114,8 +114,9 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them for D 64 below T 8192 as SEAM_64: with the balanced schedule, two query buffers and, without the mask,
-# the seams overlapped, and without the mask from T 2048 with row sums per thread (SEAM_LS_64); for D 128 REG_128 keeps
+# takes them for D 64 as SEAM_64, with the mask below T 8192 and without it below T 2048: the balanced schedule, two
+# query buffers and, without the mask, the seams overlapped; without the mask from T 2048, at any length, the same with
+# row sums per thread (SEAM_LS_64); for D 128 REG_128 keeps
 # them with row sums per thread and two query buffers; CONFIGS[128] and its ping-pong variant no longer). Chosen by
 # benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
@@ -252,7 +253,8 @@ SHORT_SWEEP = {
 # shuffles a row a tile; kept per thread, once an item. Timed against choose()'s configs of the time (run s18/e,
 # TFLOP/s, medians of 3 rounds): D 128 T 1024 556 against 542 (PERSIST_128; cuDNN 562), T 2048 676 / 662 and causal
 # T 4096 634 / 605 (THREE_128); D 64 no gain (causal T 1024 258 / 257, T 4096 398 / 413, T 16384 459 / 457; T 1024 not
-# causal 365 / 367). So PERSIST_128 and THREE_128 keep them, the D 64 configs do not. Compiled offline (triton 3.7.1)
+# causal 365 / 367). So PERSIST_128 and THREE_128 keep them, the D 64 configs do not (until SEAM_LS_64, twenty-first
+# session, below). Compiled offline (triton 3.7.1)
 # without spills but WIDE_64's when causal (56 B) and THREE_128's when causal (20 B stores, 40 B loads).
 # The D 128 lists hold the configs without (choose()'s before run s18/e), for a rerun against choose().
 LAZY_SUM_SWEEP = {
