@@ -584,6 +584,35 @@ def test_ch04_item_seams():
     assert fg.choose(64, 1024, False) == seam and fg.choose(64, 2048, False) == fg.choose(64, 8192, False) == ls
 
 
+
+def test_ch04_split_last_round():
+    """Chapter 4's note on splitting the last round (stream-K): the round arithmetic, and the probe's numbers (run
+    s21/f2, benchmarks/gpu_2026-11-29_s21/split_probe.py, medians of 3 interleaved rounds, H200)."""
+    import statistics
+    ch = "ch04_flash_attention"
+    (tiles, sms, whole, left, rounds, mean, tiles1, whole1, left1, rounds1, mean1) = quoted(
+        ch, r"\$4 \\cdot 32 \\cdot 2048 / 128 = (\d+)\$ tiles go to the (\d+) looping\s+blocks in rounds: "
+        r"\$\d+ = (\d+) \\cdot \d+ \+ (\d+)\$, so \d+ blocks run (\d+) tiles and \d+ run \d+, and the kernel lasts "
+        r"\d+ tiles\s+where \$\d+ / \d+ = ([\d.]+)\$ would do, about 3% of its time \(at \$T = 1024\$: "
+        r"\$(\d+) = (\d+) \\cdot \d+ \+ (\d+)\$, (\d+) for ([\d.]+), the")
+    assert (tiles, sms, tiles1) == (4 * 32 * 2048 // 128, 132, 4 * 32 * 1024 // 128)
+    assert divmod(tiles, sms) == (whole, left) and rounds == whole + 1 and mean == round(tiles / sms, 2)
+    assert divmod(tiles1, sms) == (whole1, left1) and rounds1 == whole1 + 1 and mean1 == round(tiles1 / sms, 2)
+    assert round(100 * (1 - mean / rounds)) == round(100 * (1 - mean1 / rounds1)) == 3
+    last, per = quoted(ch, r"the\s+\$68 \\cdot 16 = (\d+)\$ key tiles of the last round go to the 132 blocks as "
+                       r"evenly as they can, (\d+) or \d+ each")
+    assert last == 68 * 16 and per == last // 132
+    probe = load(f"{S21}/f2/probe.json")
+    assert probe["device"] == H200
+    med = {(r["T"], r["kind"]): round(statistics.median(r["tflops_rounds"])) for r in probe["rows"]}
+    s1, w1, s2, w2, f1, f2 = quoted(ch, r"\(run `benchmarks/gpu_2026-11-29_s21/f2`, one process, TFLOP/s\):\s+"
+                                    r"(\d+) against (\d+) at \$T = 1024\$ and (\d+) against (\d+) at \$T = 2048\$\."
+                                    r".{0,150}?read (\d+) and (\d+)")
+    assert [s1, w1, s2, w2, f1, f2] == [med[(1024, "split")], med[(1024, "whole")], med[(2048, "split")],
+                                        med[(2048, "whole")], med[(1024, "splitfmt")], med[(2048, "splitfmt")]]
+    assert s1 < w1 and s2 < w2 and f1 < w1 and f2 < w2
+
+
 def test_ch04_config_table():
     """Chapter 4's table of which config the fast reference runs where, row by row against choose() at lengths
     each row names (T's that are multiples of 128 or of 64, as the kernel takes)."""
