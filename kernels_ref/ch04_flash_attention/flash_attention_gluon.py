@@ -359,7 +359,9 @@ SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64.
 # waiting). Right on the GPU (49 tests, benchmarks/gpu_2026-11-29_s21/e), but slower (e, TFLOP/s): T 1024 319 against
 # SEAM_64's 395, T 2048 395 against choose()'s SEAM_LS_64's 449. benchmarks/gpu_2026-11-29_s21/split_probe.py (run
 # f2) found where: the kernel compiled with the split's code and a table without pieces read 358 and 399 (so the code
-# alone cost the main loop 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392.
+# alone cost the main loop 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392. The
+# loops over key tiles compiled to the same instructions either way (split_sass.py beside it: 414-416, 168
+# registers); the whole kernel's code grew from 3376 instructions to 5288 (the instruction cache is our guess).
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
