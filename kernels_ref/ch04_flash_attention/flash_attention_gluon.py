@@ -314,7 +314,7 @@ OVERLAP_SWEEP = {
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
-SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 below T 8192 but SEAM_LS_64's (with the mask: no overlap)
+SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64: masked below T 8192 (no overlap), else below T 2048
 REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
