@@ -244,12 +244,13 @@ def test_gluon_balanced_schedule(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
 
 
-# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's, SEAM_SWEEP's and SEAM_LS_SWEEP's
-# configs, and three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole tiles, so they take
-# _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent with two query
-# buffers).
-OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP, fg.SEAM_LS_SWEEP)
-                   for D, cfgs in sweep.items() for cfg in cfgs if cfg.q_bufs > 1 or cfg.overlap] + [
+# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's, SEAM_SWEEP's, SEAM_LS_SWEEP's and
+# SEAM_SOFTMAX_SWEEP's configs, and three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole
+# tiles, so they take _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent
+# with two query buffers).
+SEAM_SWEEPS = (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP, fg.SEAM_LS_SWEEP, fg.SEAM_SOFTMAX_SWEEP)
+OVERLAP_CONFIGS = list(dict.fromkeys((D, cfg) for sweep in SEAM_SWEEPS for D, cfgs in sweep.items() for cfg in cfgs
+                                     if cfg.q_bufs > 1 or cfg.overlap)) + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
 
 

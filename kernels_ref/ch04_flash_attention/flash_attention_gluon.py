@@ -101,16 +101,18 @@ class Config(NamedTuple):
     balanced: str = ""  # persistent: a table from the host says which CTA runs which query tile (schedule): "lpt",
     # "deal" or "tail" (SCHEDULES)
     q_bufs: int = 1  # persistent: query-tile buffers; 2: the next item's query tiles load while this item runs
-    overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
-    # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the
-    # name keeps its "-ov")
+    overlap: int = 0  # persistent with a table: 1 (True): the next item's first Q Kᵀ runs during this item's last P V
+    # and output store; 2: it is issued before that P V and its softmax runs beside it, the store after
+    # (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the name keeps
+    # its "-ov")
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
                 + (f"-r{self.producer_regs}" if self.producer_regs != 24 else "") + ("-p" if self.persistent else "")
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
                 + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else "")
-                + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else ""))
+                + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else "")
+                + ("2" if self.overlap == 2 else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -351,6 +353,11 @@ SEAM_MORE_SWEEP = {
 # T 2048 (at T 2048 level with cuDNN, not above it).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
+# Twenty-second session: the seam with the next item's first softmax beside this item's last P V (Config.overlap = 2;
+# before, that softmax ran with no wgmma of its warpgroup in flight), against choose() and cuDNN. Compiled offline
+# (triton 3.6.0, sm_90a, no mask) without spills or serialized wgmmas.
+SEAM_SOFTMAX_SWEEP = {64: [SEAM_64, SEAM_64._replace(overlap=2), SEAM_LS_64._replace(overlap=2)],
+                      128: [REG_128._replace(overlap=2)]}
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
 # every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
 # would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
@@ -387,6 +394,8 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: balanced is one of {SCHEDULES}, for persistent CTAs")
     if cfg.q_bufs not in (1, 2) or cfg.q_bufs == 2 and not cfg.persistent:
         raise ValueError(f"flash_attention_gluon: {cfg}: q_bufs is 1, or 2 for persistent CTAs")
+    if cfg.overlap not in (0, 1, 2):
+        raise ValueError(f"flash_attention_gluon: {cfg}: overlap is 0, 1 or 2")
     if cfg.overlap and (not cfg.balanced or cfg.pingpong or cfg.num_stages < 2):
         # one stage: at the seam the consumers hold the last V stage until the next query tiles land, and the
         # producer loads the next item's first K/V tile into that stage before those query tiles
@@ -817,7 +826,7 @@ if HAS_GLUON:
         c = 0
         if OVERLAP and not ROW_TAIL and not CAUSAL:
             _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale, WG, M_WG,
-                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS)
+                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS, OVERLAP)
         elif BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
@@ -844,13 +853,15 @@ if HAS_GLUON:
     def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale,
                           WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                           NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr,
-                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr):
+                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr, OVERLAP: gl.constexpr = 1):
         """Consumer warpgroup WG over the host's table (Config.overlap; no mask, every query tile whole, no
         ping-pong), with the items' seams overlapped: an item's last P V is issued, then the next item's first
         Q Kᵀ (its query tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and
-        stored while that Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0
-        cross the loop's back edge in registers, its wgmma retired: an accumulator still in flight there (or where
-        an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
+        stored while that Q Kᵀ runs, so the tensor cores have work across the seam. OVERLAP = 2: the next item's
+        first Q Kᵀ is issued before the last P V, and its softmax runs while that P V does (wgmma groups retire in
+        order); the output is stored after. The next item's raw scores S_0 (OVERLAP = 2: its P_0, m and l) cross the
+        loop's back edge in registers, no wgmma in flight: an accumulator still in flight there (or where an if
+        joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         v_ready = bars[2]
         k_empty = bars[3]
@@ -868,6 +879,12 @@ if HAS_GLUON:
         s_tok = _scores(q_smem.index(WG), k_smem, bars, 0, s_layout, M_WG, BLOCK_N, NUM_STAGES)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
         mbarrier.arrive(k_empty.index(0), count=1)
+        if OVERLAP == 2:  # the first item's tile 0 here; the others' at the seam before theirs
+            m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+            l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
+            q_pos = gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))  # (read only by a mask: none here)
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False, LAZY_SUM)
+            p = _stage_p(p, alpha, my_p, 0, P_BUFS)
         base = 0
         for idx in range(first, end):
             c = idx - first
@@ -875,13 +892,13 @@ if HAS_GLUON:
             start = row0 + WG * M_WG
             my_q = q_smem.index(c % Q_BUFS * NUM_CONSUMERS + WG)
             q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
-            m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-            l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
             acc = gl.zeros([M_WG, D], gl.float32, o_layout)
-            # Tile 0: its scores sc came from before the loop or from the last item's seam.
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
-                                               LAZY_SUM)
-            p = _stage_p(p, alpha, my_p, 0, P_BUFS)
+            if OVERLAP != 2:  # tile 0: its scores sc came from before the loop or from the last item's seam
+                m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+                l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
+                p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
+                                                   LAZY_SUM)
+                p = _stage_p(p, alpha, my_p, 0, P_BUFS)
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False,
                                        WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
@@ -889,22 +906,44 @@ if HAS_GLUON:
             last = (base + n_tiles - 1) % NUM_STAGES
             mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
             p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
-            o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
+            if OVERLAP != 2:
+                o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
             base += n_tiles
-            if idx + 1 < end:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
-                mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
-                s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base, s_layout,
-                                M_WG, BLOCK_N, NUM_STAGES)
-                acc, _ = warpgroup_mma_wait(1, deps=(o_tok, p_op))  # in order: P V has retired, S_0 may run
-                mbarrier.arrive(v_empty.index(last), count=1)
-                _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-                mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+            if idx + 1 < end:
+                if OVERLAP == 2:  # the seam: the next item's S_0 and softmax beside this item's last P V
+                    mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
+                    s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base,
+                                    s_layout, M_WG, BLOCK_N, NUM_STAGES)
+                    o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
+                    s_0 = warpgroup_mma_wait(1, deps=(s_tok, ))  # in order: S_0 has retired, P V may run
+                    mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+                    m_0 = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+                    l_0 = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
+                    p_0, m_0, l_0, alpha = _softmax_step(s_0, m_0, l_0, 0, q_pos, qk_scale, s_layout, BLOCK_N,
+                                                         False, LAZY_SUM)
+                    acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
+                    mbarrier.arrive(v_empty.index(last), count=1)
+                    p = _stage_p(p_0, alpha, my_p, 0, P_BUFS)  # (P's buffer: the last P V has read it)
+                    _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                    m_i = m_0
+                    l_i = l_0
+                else:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
+                    mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
+                    s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base,
+                                    s_layout, M_WG, BLOCK_N, NUM_STAGES)
+                    acc, _ = warpgroup_mma_wait(1, deps=(o_tok, p_op))  # in order: P V has retired, S_0 may run
+                    mbarrier.arrive(v_empty.index(last), count=1)
+                    _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                    sc = warpgroup_mma_wait(0, deps=(s_tok, ))
+                    mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
             else:
+                if OVERLAP == 2:
+                    o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
                 acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
                 mbarrier.arrive(v_empty.index(last), count=1)
                 _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
+                if OVERLAP != 2:
+                    sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
         tma.store_wait(0)
 
     @gluon.jit
@@ -1101,7 +1140,7 @@ def kernel_args(cfg: Config, D: int) -> dict:
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
                 PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
-                **(dict(BALANCED=bool(cfg.balanced), Q_BUFS=cfg.q_bufs, OVERLAP=cfg.overlap)
+                **(dict(BALANCED=bool(cfg.balanced), Q_BUFS=cfg.q_bufs, OVERLAP=int(cfg.overlap))
                    if cfg.persistent else {}),
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
