@@ -175,6 +175,30 @@ def test_lazy_sum_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
+# The softmax kept beside the warpgroup's own P V (Config.pin: the row sums through a warp barrier before the wait;
+# flash_attention_gluon.PIN_SWEEP, choose()'s configs with it): the same results, causal and not, a partial last query
+# tile, many work items a CTA, float16 on very negative scores.
+PIN_CONFIGS = [(D, cfg) for D, cfgs in fg.PIN_SWEEP.items() for cfg in cfgs]
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
+@pytest.mark.parametrize("D,cfg", PIN_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in PIN_CONFIGS])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gluon_pin(D, cfg, causal):
+    _on_both_lengths(D, cfg, causal)
+    run((1, 2, _lengths(cfg)[0], D), causal, torch.float16, kind="negative", device="cuda",
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=3))
+
+
+def test_pin_configs_take_the_tested_lengths():
+    chosen = {(D, fg.choose(D, T, causal)) for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384)
+              for causal in (False, True)}
+    assert {(D, cfg._replace(pin=False)) for D, cfg in PIN_CONFIGS} >= {(D, c._replace(pin=False)) for D, c in chosen}
+    for D, cfg in PIN_CONFIGS:
+        for T in _lengths(cfg):
+            fg.check_config(cfg, D, T)
+
+
 # The balanced schedule (Config.balanced): the host deals the query tiles to the persistent CTAs longest first
 # (flash_attention_gluon.schedule). The table, checked on the CPU; the kernels that read it, on the GPU.
 def test_balanced_schedule_by_hand():
@@ -244,13 +268,12 @@ def test_gluon_balanced_schedule(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
 
 
-# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's, SEAM_SWEEP's, SEAM_LS_SWEEP's and
-# SEAM_SOFTMAX_SWEEP's configs, and three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole
-# tiles, so they take _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent
-# with two query buffers).
-SEAM_SWEEPS = (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP, fg.SEAM_LS_SWEEP, fg.SEAM_SOFTMAX_SWEEP)
-OVERLAP_CONFIGS = list(dict.fromkeys((D, cfg) for sweep in SEAM_SWEEPS for D, cfgs in sweep.items() for cfg in cfgs
-                                     if cfg.q_bufs > 1 or cfg.overlap)) + [
+# The seams between work items (Config.q_bufs, Config.overlap): OVERLAP_SWEEP's, SEAM_SWEEP's and SEAM_LS_SWEEP's
+# configs, and three consumer warpgroups with both (192-row query tiles: T 384 and 768 are whole tiles, so they take
+# _consumer_overlap without the mask; T 1024 ends in a partial tile and takes _consumer_persistent with two query
+# buffers).
+OVERLAP_CONFIGS = [(D, cfg) for sweep in (fg.OVERLAP_SWEEP, fg.SEAM_SWEEP, fg.SEAM_LS_SWEEP)
+                   for D, cfgs in sweep.items() for cfg in cfgs if cfg.q_bufs > 1 or cfg.overlap] + [
     (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=1, balanced="lpt", q_bufs=2, overlap=True))]
 
 

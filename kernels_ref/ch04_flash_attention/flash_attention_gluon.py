@@ -101,10 +101,10 @@ class Config(NamedTuple):
     balanced: str = ""  # persistent: a table from the host says which CTA runs which query tile (schedule): "lpt",
     # "deal" or "tail" (SCHEDULES)
     q_bufs: int = 1  # persistent: query-tile buffers; 2: the next item's query tiles load while this item runs
-    overlap: int = 0  # persistent with a table: 1 (True): the next item's first Q Kᵀ runs during this item's last P V
-    # and output store; 2: it is issued before that P V and its softmax runs beside it, the store after
-    # (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the name keeps
-    # its "-ov")
+    overlap: bool = False  # persistent with a table: the next item's first Q Kᵀ runs during this item's last P V and
+    # output store (_consumer_overlap; without the mask and with whole query tiles, else the plain loop, though the
+    # name keeps its "-ov")
+    pin: bool = False  # the softmax kept before the wait for the warpgroup's own P V (_pin)
 
     def name(self) -> str:
         return (f"gluon-BM{self.BLOCK_M}-BN{self.BLOCK_N}-s{self.num_stages}-c{self.num_consumers}"
@@ -112,7 +112,7 @@ class Config(NamedTuple):
                 + ("-pp" if self.pingpong else "") + (f"-ps{self.p_bufs}" if self.p_bufs else "")
                 + ("-ls" if self.lazy_sum else "") + (f"-{self.balanced}" if self.balanced else "")
                 + (f"-q{self.q_bufs}" if self.q_bufs != 1 else "") + ("-ov" if self.overlap else "")
-                + ("2" if self.overlap == 2 else ""))
+                + ("-pin" if self.pin else ""))
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
@@ -353,11 +353,16 @@ SEAM_MORE_SWEEP = {
 # T 2048 (at T 2048 level with cuDNN, not above it).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
-# Twenty-second session: the seam with the next item's first softmax beside this item's last P V (Config.overlap = 2;
-# before, that softmax ran with no wgmma of its warpgroup in flight), against choose() and cuDNN. Compiled offline
-# (triton 3.6.0, sm_90a, no mask) without spills or serialized wgmmas.
-SEAM_SOFTMAX_SWEEP = {64: [SEAM_64, SEAM_64._replace(overlap=2), SEAM_LS_64._replace(overlap=2)],
-                      128: [REG_128._replace(overlap=2)]}
+# Twenty-second session: the softmax kept beside the warpgroup's own P V (Config.pin, _pin). Run s22/b
+# (pin_probe.py, H200, two processes, TFLOP/s, choose()'s config as it was / with the pin / cuDNN): D 64 without the
+# mask T 1024 396-394 / 399-397 / 396, T 2048 451 / 457-458 / 451, T 4096 497 / 489 / 477-481; D 64 causal T 1024
+# 278-282 / 294-297 / 279-280, T 4096 436-438 / 460-461 / 434; D 128 0.7-2% lower with it (T 1024 582-584 / 577-578,
+# T 4096 695-703 / 681-693, causal T 4096 629-630 / 626-627, T 16384 677 / 671-672). The same with overlap = 2 (the
+# next item's first Q Kᵀ issued before the last P V, its softmax beside that P V; run s22/a without the pin: D 64 T
+# 1024 393 against 399, D 128 T 1024 496 against 587) lost with it too (392-394, 439-440, 481-482; code in ee4c92d).
+# PIN_SWEEP: choose()'s configs with the pin, for every shape of the report.
+PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THREE_64._replace(pin=True)],
+             128: [REG_128._replace(pin=True), SHORT_128._replace(pin=True), THREE_128._replace(pin=True)]}
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
 # every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
 # would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
@@ -394,8 +399,6 @@ def check_config(cfg: Config, D: int, T: int | None = None) -> None:
         raise ValueError(f"flash_attention_gluon: {cfg}: balanced is one of {SCHEDULES}, for persistent CTAs")
     if cfg.q_bufs not in (1, 2) or cfg.q_bufs == 2 and not cfg.persistent:
         raise ValueError(f"flash_attention_gluon: {cfg}: q_bufs is 1, or 2 for persistent CTAs")
-    if cfg.overlap not in (0, 1, 2):
-        raise ValueError(f"flash_attention_gluon: {cfg}: overlap is 0, 1 or 2")
     if cfg.overlap and (not cfg.balanced or cfg.pingpong or cfg.num_stages < 2):
         # one stage: at the seam the consumers hold the last V stage until the next query tiles land, and the
         # producer loads the next item's first K/V tile into that stage before those query tiles
@@ -624,6 +627,19 @@ if HAS_GLUON:
         return p, m_new, l_i, alpha
 
     @gluon.jit
+    def _pin(x, PIN: gl.constexpr):
+        """x, passed through `bar.warp.sync` when PIN (Config.pin). Given the row sums, which need every exponential
+        of the tile, just before the wait for the warpgroup's own P V: without it ptxas 12.8 places that wait above
+        the exponentials (0 of a tile's 66 MUFU.EX2 between the two waits, in every config with P in registers or
+        in one shared buffer; benchmarks/gpu_2026-11-29_s22/pin_probe.py), so the softmax runs after the P V, not
+        beside it; the warp barrier is an instruction ptxas does not move the wait above."""
+        if PIN:
+            return gl.inline_asm_elementwise("{ bar.warp.sync -1; mov.b32 $0, $1; }", "=r,r", [x], dtype=gl.float32,
+                                             is_pure=False, pack=1)
+        else:
+            return x
+
+    @gluon.jit
     def _p_operand(p, my_p, j, p_layout: gl.constexpr, P_BUFS: gl.constexpr):
         """The A operand of tile j's P V: P in registers (converted to the operand's layout), or (P_BUFS) the
         shared buffer _stage_p wrote it to."""
@@ -649,7 +665,7 @@ if HAS_GLUON:
                 s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, MASKED: gl.constexpr,
                 WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
-                LAZY_SUM: gl.constexpr = False):
+                LAZY_SUM: gl.constexpr = False, PIN: gl.constexpr = False):
         """Key tiles [lo, hi) (ring slots base + j), tile j-1's P V overlapping tile j's softmax. On entry p
         holds P_{lo-1} (not yet multiplied by V; P_BUFS: in its shared buffer) and acc is scaled to m_i; on exit
         the same for hi-1. Ping-pong: both GEMMs of a round are issued in WG's turn (FA3's order), the softmax
@@ -675,6 +691,7 @@ if HAS_GLUON:
                                                LAZY_SUM)
             if P_BUFS != 1:
                 p = _stage_p(p, alpha, my_p, j, P_BUFS)
+            l_i = _pin(l_i, PIN)
             acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))  # p_op: live until the wgmma read it
             mbarrier.arrive(v_empty.index(prev), count=1)
             if P_BUFS == 1:  # the one buffer is free now
@@ -686,7 +703,8 @@ if HAS_GLUON:
     def _consume(o_desc, my_q, o_smem, k_smem, v_smem, my_p, bars, head_row, start, n_tiles, base, q_phase,
                  qk_scale, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr, NUM_STAGES: gl.constexpr,
                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, WG: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
-                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
+                 PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False,
+                 PIN: gl.constexpr = False):
         """One consumer warpgroup's M_WG query rows from `start` against key tiles 0 .. n_tiles-1 (ring
         slots base ..), output stored through o_smem."""
         q_bar = bars[0]
@@ -722,11 +740,11 @@ if HAS_GLUON:
         lo = gl.minimum(gl.maximum(n_unmasked, 1), n_tiles)
         acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1, lo,
                                    base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False, WG,
-                                   NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+                                   NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM, PIN)
         if CAUSAL:
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, lo,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, True,
-                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+                                       WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM, PIN)
         if PERSISTENT:  # every Q Kᵀ of this item has retired: the producer may load the next query tile
             mbarrier.arrive(bars[5], count=1)
         # Epilogue: the last tile's P V (outside the turns, as in FA3: the other warpgroup's next round runs).
@@ -754,7 +772,7 @@ if HAS_GLUON:
                        qk_scale, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                        NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                        ROW_TAIL: gl.constexpr, PERSISTENT: gl.constexpr, PINGPONG: gl.constexpr,
-                       P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False, qb=0):
+                       P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False, qb=0, PIN: gl.constexpr = False):
         """Consumer warpgroup WG on one work item (query tile at row0 of the head at head_row, in query buffer
         qb), its key tiles in ring slots base ..; returns how many slots the item used (the CTA's key tiles).
         Ping-pong: every warpgroup takes one turn per slot, base .. base + n_cta - 1 in order (a turn per computed
@@ -771,7 +789,7 @@ if HAS_GLUON:
             if start < T:
                 _consume(o_desc, q_smem.index(qb * NUM_CONSUMERS + WG), o_smem.index(WG), k_smem, v_smem, my_p,
                          bars, head_row, start, n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES,
-                         CAUSAL, PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+                         CAUSAL, PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM, PIN)
             else:
                 n_done = 0
                 if PERSISTENT:
@@ -779,7 +797,7 @@ if HAS_GLUON:
         else:
             _consume(o_desc, q_smem.index(qb * NUM_CONSUMERS + WG), o_smem.index(WG), k_smem, v_smem, my_p, bars,
                      head_row, start, n_tiles, base, q_phase, qk_scale, M_WG, BLOCK_N, D, NUM_STAGES, CAUSAL,
-                     PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM)
+                     PERSISTENT, WG, NUM_CONSUMERS, PINGPONG, P_BUFS, LAZY_SUM, PIN)
         if CAUSAL or ROW_TAIL:
             # Causal: a lower warpgroup needs fewer key tiles than the CTA's last one, which the producer
             # loads for the others. Release those stages in order (waiting each load, so every arrive
@@ -801,12 +819,13 @@ if HAS_GLUON:
     def _consumer(q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                   WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                   NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False):
+                  ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr, LAZY_SUM: gl.constexpr = False,
+                  PIN: gl.constexpr = False):
         """Consumer warpgroup WG: scores, online softmax and P V for its M_WG query rows of the CTA's tile
         (the output goes through the query buffer, free by then)."""
         _consumer_item(o_desc, q_smem, q_smem, k_smem, v_smem, _my_p(p_smem, WG, P_BUFS), bars, head_row, row0, T,
                        0, 0, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, False,
-                       PINGPONG, P_BUFS, LAZY_SUM)
+                       PINGPONG, P_BUFS, LAZY_SUM, 0, PIN)
 
     @gluon.jit
     def _consumer_persistent(q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched, qk_scale,
@@ -814,7 +833,7 @@ if HAS_GLUON:
                              NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                              ROW_TAIL: gl.constexpr, PINGPONG: gl.constexpr, P_BUFS: gl.constexpr,
                              LAZY_SUM: gl.constexpr, BALANCED: gl.constexpr, Q_BUFS: gl.constexpr,
-                             OVERLAP: gl.constexpr):
+                             OVERLAP: gl.constexpr, PIN: gl.constexpr = False):
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
         the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
         ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask and
@@ -826,14 +845,14 @@ if HAS_GLUON:
         c = 0
         if OVERLAP and not ROW_TAIL and not CAUSAL:
             _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale, WG, M_WG,
-                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS, OVERLAP)
+                              BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, P_BUFS, LAZY_SUM, Q_BUFS, PIN)
         elif BALANCED:
             for idx in range(gl.load(sched + gl.program_id(0)), gl.load(sched + gl.program_id(0) + 1)):
                 head_row, row0 = _scheduled_item(sched, idx, T, BLOCK_M)
                 base += _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p,
                                        _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, base,
                                        c // Q_BUFS & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS,
-                                       CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM, c % Q_BUFS)
+                                       CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM, c % Q_BUFS, PIN)
                 c += 1
         else:
             n_units = (gl.cdiv(T, BLOCK_M) + 1) // 2 * BH
@@ -845,7 +864,7 @@ if HAS_GLUON:
                                                _item_bars(bars, c % Q_BUFS, PINGPONG), head_row, row0, T, base,
                                                c // Q_BUFS & 1, qk_scale, WG, M_WG, BLOCK_N, D, NUM_STAGES,
                                                NUM_CONSUMERS, CAUSAL, ROW_TAIL, True, PINGPONG, P_BUFS, LAZY_SUM,
-                                               c % Q_BUFS)
+                                               c % Q_BUFS, PIN)
                         c += 1
         tma.store_wait(0)
 
@@ -853,15 +872,13 @@ if HAS_GLUON:
     def _consumer_overlap(o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, sched, qk_scale,
                           WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr, D: gl.constexpr,
                           NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr, P_BUFS: gl.constexpr,
-                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr, OVERLAP: gl.constexpr = 1):
+                          LAZY_SUM: gl.constexpr, Q_BUFS: gl.constexpr, PIN: gl.constexpr = False):
         """Consumer warpgroup WG over the host's table (Config.overlap; no mask, every query tile whole, no
         ping-pong), with the items' seams overlapped: an item's last P V is issued, then the next item's first
         Q Kᵀ (its query tiles already in the other buffer when Q_BUFS = 2), and the output is normalized and
-        stored while that Q Kᵀ runs, so the tensor cores have work across the seam. OVERLAP = 2: the next item's
-        first Q Kᵀ is issued before the last P V, and its softmax runs while that P V does (wgmma groups retire in
-        order); the output is stored after. The next item's raw scores S_0 (OVERLAP = 2: its P_0, m and l) cross the
-        loop's back edge in registers, no wgmma in flight: an accumulator still in flight there (or where an if
-        joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
+        stored while that Q Kᵀ runs, so the tensor cores have work across the seam. The next item's raw scores S_0
+        cross the loop's back edge in registers, its wgmma retired: an accumulator still in flight there (or where
+        an if joins) makes ptxas wait for it and serialize the wgmmas. Otherwise the steps are _consume's."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         v_ready = bars[2]
         k_empty = bars[3]
@@ -879,12 +896,6 @@ if HAS_GLUON:
         s_tok = _scores(q_smem.index(WG), k_smem, bars, 0, s_layout, M_WG, BLOCK_N, NUM_STAGES)
         sc = warpgroup_mma_wait(0, deps=(s_tok, ))
         mbarrier.arrive(k_empty.index(0), count=1)
-        if OVERLAP == 2:  # the first item's tile 0 here; the others' at the seam before theirs
-            m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-            l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
-            q_pos = gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))  # (read only by a mask: none here)
-            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False, LAZY_SUM)
-            p = _stage_p(p, alpha, my_p, 0, P_BUFS)
         base = 0
         for idx in range(first, end):
             c = idx - first
@@ -892,58 +903,36 @@ if HAS_GLUON:
             start = row0 + WG * M_WG
             my_q = q_smem.index(c % Q_BUFS * NUM_CONSUMERS + WG)
             q_pos = start + gl.arange(0, M_WG, layout=gl.SliceLayout(1, s_layout))
+            m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+            l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
             acc = gl.zeros([M_WG, D], gl.float32, o_layout)
-            if OVERLAP != 2:  # tile 0: its scores sc came from before the loop or from the last item's seam
-                m_i = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-                l_i = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
-                p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
-                                                   LAZY_SUM)
-                p = _stage_p(p, alpha, my_p, 0, P_BUFS)
+            # Tile 0: its scores sc came from before the loop or from the last item's seam.
+            p, m_i, l_i, alpha = _softmax_step(sc, m_i, l_i, 0, q_pos, qk_scale, s_layout, BLOCK_N, False,
+                                               LAZY_SUM)
+            p = _stage_p(p, alpha, my_p, 0, P_BUFS)
             acc, p, m_i, l_i = _attend(acc, p, m_i, l_i, my_q, k_smem, v_smem, my_p, bars, q_pos, qk_scale, 1,
                                        n_tiles, base, s_layout, p_layout, o_layout, M_WG, BLOCK_N, NUM_STAGES, False,
-                                       WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM)
+                                       WG, NUM_CONSUMERS, False, P_BUFS, LAZY_SUM, PIN)
             mbarrier.arrive(bars[5].index(c % Q_BUFS), count=1)  # every Q Kᵀ of this item has retired
             last = (base + n_tiles - 1) % NUM_STAGES
             mbarrier.wait(v_ready.index(last), (base + n_tiles - 1) // NUM_STAGES & 1)
             p_op = _p_operand(p, my_p, n_tiles - 1, p_layout, P_BUFS)
-            if OVERLAP != 2:
-                o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
+            o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
             base += n_tiles
-            if idx + 1 < end:
-                if OVERLAP == 2:  # the seam: the next item's S_0 and softmax beside this item's last P V
-                    mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
-                    s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base,
-                                    s_layout, M_WG, BLOCK_N, NUM_STAGES)
-                    o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
-                    s_0 = warpgroup_mma_wait(1, deps=(s_tok, ))  # in order: S_0 has retired, P V may run
-                    mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
-                    m_0 = gl.full([M_WG], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-                    l_0 = _row_sum(gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout), BLOCK_N, LAZY_SUM)
-                    p_0, m_0, l_0, alpha = _softmax_step(s_0, m_0, l_0, 0, q_pos, qk_scale, s_layout, BLOCK_N,
-                                                         False, LAZY_SUM)
-                    acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
-                    mbarrier.arrive(v_empty.index(last), count=1)
-                    p = _stage_p(p_0, alpha, my_p, 0, P_BUFS)  # (P's buffer: the last P V has read it)
-                    _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                    m_i = m_0
-                    l_i = l_0
-                else:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
-                    mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
-                    s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base,
-                                    s_layout, M_WG, BLOCK_N, NUM_STAGES)
-                    acc, _ = warpgroup_mma_wait(1, deps=(o_tok, p_op))  # in order: P V has retired, S_0 may run
-                    mbarrier.arrive(v_empty.index(last), count=1)
-                    _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                    sc = warpgroup_mma_wait(0, deps=(s_tok, ))
-                    mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
+            if idx + 1 < end:  # the seam: the next item's S_0 on the tensor cores behind this item's last P V
+                mbarrier.wait(bars[0].index((c + 1) % Q_BUFS), (c + 1) // Q_BUFS & 1)
+                s_tok = _scores(q_smem.index((c + 1) % Q_BUFS * NUM_CONSUMERS + WG), k_smem, bars, base, s_layout,
+                                M_WG, BLOCK_N, NUM_STAGES)
+                acc, _ = warpgroup_mma_wait(1, deps=(o_tok, p_op))  # in order: P V has retired, S_0 may run
+                mbarrier.arrive(v_empty.index(last), count=1)
+                _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
+                sc = warpgroup_mma_wait(0, deps=(s_tok, ))
+                mbarrier.arrive(k_empty.index(base % NUM_STAGES), count=1)
             else:
-                if OVERLAP == 2:
-                    o_tok = warpgroup_mma(p_op, v_smem.index(last), acc, is_async=True)
                 acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
                 mbarrier.arrive(v_empty.index(last), count=1)
                 _store_output(acc, l_i, o_desc, o_smem.index(WG), head_row + start, o_layout, LAZY_SUM)
-                if OVERLAP != 2:
-                    sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
+                sc = gl.zeros([M_WG, BLOCK_N], gl.float32, s_layout)  # (not read: the loop ends)
         tma.store_wait(0)
 
     @gluon.jit
@@ -976,7 +965,7 @@ if HAS_GLUON:
                             BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, NUM_CONSUMERS: gl.constexpr,
                             CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                             ROW_TAIL: gl.constexpr = False, PINGPONG: gl.constexpr = False,
-                            P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False):
+                            P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False, PIN: gl.constexpr = False):
         """Program (i, bh): query tile i (NUM_CONSUMERS * M_WG rows; longest causal tiles first) of head bh.
         The descriptors view q/k/v/o as (B*H*T, D) matrices; T is a multiple of BLOCK_N and of M_WG (of the
         query tile too unless ROW_TAIL), so no key tile and no warpgroup's query rows cross a head."""
@@ -1013,7 +1002,7 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [1], [PRODUCER_REGS])
@@ -1021,10 +1010,10 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
@@ -1033,13 +1022,13 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_consumer, (q_desc, o_desc, q_smem, k_smem, v_smem, p_smem, bars, head_row, row0, T, qk_scale,
                              2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, PINGPONG,
-                             P_BUFS, LAZY_SUM)),
+                             P_BUFS, LAZY_SUM, PIN)),
                 (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, head_row, row0, n_tiles,
                              M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS)),
             ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, PRODUCER_REGS])
@@ -1050,7 +1039,8 @@ if HAS_GLUON:
                            CAUSAL: gl.constexpr, PRODUCER_REGS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
                            ROW_TAIL: gl.constexpr = False, QK_SCALE: gl.constexpr = 1.0,
                            PINGPONG: gl.constexpr = False, P_BUFS: gl.constexpr = 0, LAZY_SUM: gl.constexpr = False,
-                           BALANCED: gl.constexpr = False, Q_BUFS: gl.constexpr = 1, OVERLAP: gl.constexpr = False):
+                           BALANCED: gl.constexpr = False, Q_BUFS: gl.constexpr = 1, OVERLAP: gl.constexpr = False,
+                           PIN: gl.constexpr = False):
         """Persistent: a grid of (at most) one CTA per SM, each looping over work units w = program_id,
         program_id + num_programs, ... (two query tiles of one head each: _work_item), or (BALANCED) over the query
         tiles the host's table `sched` gives it (schedule(): offsets, then tiles). The producer loads the
@@ -1087,7 +1077,7 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
                                         Q_BUFS, PINGPONG)),
@@ -1096,10 +1086,10 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
                                         Q_BUFS, PINGPONG)),
@@ -1109,13 +1099,13 @@ if HAS_GLUON:
             gl.warp_specialize([
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 0, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 1, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_consumer_persistent, (q_desc, o_desc, q_smem, o_smem, k_smem, v_smem, p_smem, bars, T, BH, sched,
                                         QK_SCALE, 2, M_WG, BLOCK_N, D, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL,
-                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP)),
+                                        PINGPONG, P_BUFS, LAZY_SUM, BALANCED, Q_BUFS, OVERLAP, PIN)),
                 (_producer_persistent, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, T, BH, sched,
                                         M_WG, BLOCK_N, NUM_STAGES, NUM_CONSUMERS, CAUSAL, ROW_TAIL, BALANCED,
                                         Q_BUFS, PINGPONG)),
@@ -1139,8 +1129,8 @@ def kernel_args(cfg: Config, D: int) -> dict:
     """Constexprs and launch options of one config (shared by the launcher and the offline compile test)."""
     return dict(D=D, M_WG=cfg.BLOCK_M // cfg.num_consumers, BLOCK_N=cfg.BLOCK_N, NUM_STAGES=cfg.num_stages,
                 NUM_CONSUMERS=cfg.num_consumers, PRODUCER_REGS=cfg.producer_regs, CONSUMER_REGS=consumer_regs(cfg),
-                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum,
-                **(dict(BALANCED=bool(cfg.balanced), Q_BUFS=cfg.q_bufs, OVERLAP=int(cfg.overlap))
+                PINGPONG=cfg.pingpong, P_BUFS=cfg.p_bufs, LAZY_SUM=cfg.lazy_sum, PIN=cfg.pin,
+                **(dict(BALANCED=bool(cfg.balanced), Q_BUFS=cfg.q_bufs, OVERLAP=cfg.overlap)
                    if cfg.persistent else {}),
                 num_warps=4)  # the default partition is consumer warpgroup 0
 
