@@ -2,10 +2,11 @@
 its answer is right, against float64 attention. On the CPU it must fall back to the teaching kernel (the interpreter
 runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks (D 64 and 128, causal or not, short
 and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64 (with the mask),
-whose 192-row query tiles end partial there; D 64 below T 8192 SEAM_64 (two query buffers, without the mask the seams
-overlapped), from T 2048 without the mask SEAM_LS_64 (the same with row sums per thread), D 128 not causal up to T
-2048 REG_128), on inputs whose every score is very negative too, and a T that is no multiple of its tiles falls back;
-the configs with P in shared memory also one by one."""
+whose 192-row query tiles end partial there; D 64 SEAM_64 (two query buffers, without the mask the seams overlapped)
+with the softmax kept beside the warpgroup's own P V (SEAM_PIN_64, causal below T 16384, without the mask below T 2048),
+at T 2048 without the mask the same with row sums per thread (SEAM_LS_PIN_64), from T 4096 without the pin (SEAM_LS_64);
+D 128 not causal up to T 2048 REG_128, causal at T 2048 REG_PIN_128), on inputs whose every score is very negative
+too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
 import pytest
 import torch
 
@@ -46,10 +47,10 @@ def test_gluon_on_hopper(D, causal, T):
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,T,causal", [(128, 4096, False), (128, 4096, True), (64, 8192, True)])
+@pytest.mark.parametrize("D,T,causal", [(128, 4096, False), (128, 4096, True), (64, 16384, True)])
 def test_gluon_three_consumers_on_long_sequences(D, T, causal):
     """choose()'s three consumer warpgroups with P through shared memory (THREE_64, THREE_128), where it takes them:
-    4096 and 8192 are no multiples of their 192-row query tiles, so the last one is partial."""
+    4096 and 16384 are no multiples of their 192-row query tiles, so the last one is partial."""
     assert fg.choose(D, T, causal) in (fg.THREE_64, fg.THREE_128) and T % fg.choose(D, T, causal).BLOCK_M
     assert _run((1, 2, T, D), causal, torch.bfloat16, "cuda") == "gluon"
 
@@ -57,16 +58,18 @@ def test_gluon_three_consumers_on_long_sequences(D, T, causal):
 def test_choose_takes_the_measured_configs():
     assert [fg.choose(128, T, False) for T in (512, 1024, 2048, 4096, 16384)] == [fg.REG_128] * 3 + [fg.THREE_128] * 2
     assert fg.REG_128.p_bufs == 0 and fg.REG_128.q_bufs == 2 and fg.REG_128.lazy_sum and not fg.REG_128.overlap
-    assert fg.choose(128, 1024, True) == fg.choose(128, 2048, True) == fg.SHORT_128
+    assert fg.choose(128, 1024, True) == fg.choose(128, 1088, True) == fg.SHORT_128  # 1088: no multiple of 128
+    assert fg.choose(128, 1152, True) == fg.choose(128, 2048, True) == fg.REG_PIN_128 == fg.REG_128._replace(pin=True)
     assert fg.choose(128, 4096, True) == fg.THREE_128
-    assert [fg.choose(64, T, False) for T in (1024, 1920, 2048, 4096, 16384)] == [fg.SEAM_64] * 2 + [fg.SEAM_LS_64] * 3
-    assert fg.choose(64, 2176, False) == fg.SEAM_LS_64  # 2176: 17 x 128
+    assert [fg.choose(64, T, False) for T in (1024, 1920, 2048, 2176, 4096, 16384)] == (
+        [fg.SEAM_PIN_64] * 2 + [fg.SEAM_LS_PIN_64] * 2 + [fg.SEAM_LS_64] * 2)  # 2176: 17 x 128
     assert fg.SEAM_LS_64.lazy_sum and not fg.SEAM_64.lazy_sum  # the one field the two differ in, below
     assert fg.SEAM_LS_64._replace(lazy_sum=False) == fg.SEAM_64
-    assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.SEAM_64
+    assert fg.SEAM_PIN_64 == fg.SEAM_64._replace(pin=True) and fg.SEAM_LS_PIN_64 == fg.SEAM_LS_64._replace(pin=True)
+    assert fg.choose(64, 384, True) == fg.choose(64, 4096, True) == fg.choose(64, 8192, True) == fg.SEAM_PIN_64
     assert fg.SEAM_64 == fg.BALANCED_64._replace(q_bufs=2, overlap=True) == fg.CONFIGS[64]._replace(
         balanced="lpt", q_bufs=2, overlap=True)
-    assert fg.choose(64, 8192, True) == fg.THREE_64
+    assert fg.choose(64, 16384, True) == fg.THREE_64
     assert fg.WIDE_64.BLOCK_N == 256 and fg.WIDE_64.p_bufs == fg.PERSIST_128.p_bufs == 1
     assert fg.THREE_64.num_consumers == fg.THREE_128.num_consumers == 3 and fg.THREE_128.p_bufs == 1
 

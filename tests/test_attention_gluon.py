@@ -38,11 +38,11 @@ PINGPONG_CONFIGS = [(64, fg.CONFIGS[64]._replace(pingpong=True)),
 
 # The sweep's configs, the balanced schedule's first of each D (Config.balanced: the host's table read in the
 # loops of the persistent kernel; CONFIGS[64] and SHORT_128 with it), and the seams' configs (Config.q_bufs,
-# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128), and SEAM_LS_64 (choose()'s for D 64 from T 2048
-# without the mask).
+# Config.overlap: OVERLAP_SWEEP, SEAM_SWEEP's for D 128: REG_128), SEAM_LS_64 (choose()'s for D 64 from T 4096
+# without the mask) and choose()'s configs with the softmax kept beside the warpgroup's own P V (PIN_SWEEP).
 COMPILED = {D: fg.SWEEP[D] + [c for c in fg.BALANCED_SWEEP[D] if c.balanced][:1]
             + [c for c in fg.OVERLAP_SWEEP[D] if c.q_bufs > 1 or c.overlap] + (fg.SEAM_SWEEP[D] if D == 128 else [])
-            + fg.SEAM_LS_SWEEP[D][:1]
+            + fg.SEAM_LS_SWEEP[D][:1] + fg.PIN_SWEEP[D]
             for D in fg.SWEEP}
 
 
@@ -126,7 +126,8 @@ def test_new_configs_ptx_and_no_spills(ptx_files, D, cfg, causal, tail, tmp_path
     # of stores and of loads under triton 3.6.0; choose() takes REG_128 only when not causal.
     spilling = {(128, fg.THREE_128, True): 128, (64, fg.WIDE_64, True): 128,
                 (64, fg.WIDE_64._replace(balanced="lpt", overlap=True), True): 192,
-                **{(128, c, True): 8 for c in fg.SEAM_SWEEP[128]}}
+                **{(128, c, True): 8 for c in fg.SEAM_SWEEP[128] + [fg.REG_PIN_128]},
+                (128, fg.THREE_128._replace(pin=True), True): 128}
     _check_ptxas(path, tmp_path, spilling.get((D, cfg, causal), 0))
 
 

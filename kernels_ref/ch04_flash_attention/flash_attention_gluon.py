@@ -173,22 +173,28 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
-    REG_128 up to T 2048, SHORT_128 when causal up to T 2048, THREE_128 beyond; D 64 not causal from T 2048
-    SEAM_LS_64 (SEAM_64 with row sums per thread), else THREE_64 from T 8192 and below it SEAM_64 (CONFIGS[64] with
-    the balanced schedule, two query buffers and, without the mask, the seams overlapped)."""
+    REG_128 up to T 2048, causal SHORT_128 up to T 1024 and REG_PIN_128 to T 2048 (SHORT_128 where T is no multiple
+    of 128), THREE_128 beyond; D 64 not causal SEAM_PIN_64 below T 2048, SEAM_LS_PIN_64 at it (below 4096), then
+    SEAM_LS_64; causal SEAM_PIN_64 below T 16384, THREE_64 from it. SEAM_64 is CONFIGS[64] with the balanced
+    schedule, two query buffers and, without the mask, the seams overlapped; LS: its row sums per thread; PIN: the
+    softmax kept beside the warpgroup's own P V."""
     if D == 128 and not causal and T <= 2048:
         return REG_128
     if D == 128 and causal and T <= 2048:
-        return SHORT_128
+        return REG_PIN_128 if T > 1024 and T % REG_PIN_128.BLOCK_N == 0 else SHORT_128
     if D == 128:
         return THREE_128
-    if D == 64 and not causal and T >= 2048:
+    if D == 64 and not causal and T >= 4096:
         return SEAM_LS_64
-    if D == 64 and T >= 8192:
+    if D == 64 and not causal and T >= 2048:
+        return SEAM_LS_PIN_64
+    if D == 64 and causal and T >= 16384:
         return THREE_64
     if D == 64:
-        return SEAM_64
+        return SEAM_PIN_64
     return CONFIGS.get(D)
+
+
 # Candidates for the GPU check, best guesses first (each fits 227 KB of shared memory and the register file).
 SWEEP = {
     64: [Config(128, 128, 3, 2), Config(128, 128, 2, 2), Config(128, 128, 4, 2), Config(128, 64, 4, 2),
@@ -363,6 +369,18 @@ SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64.
 # PIN_SWEEP: choose()'s configs with the pin, for every shape of the report.
 PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THREE_64._replace(pin=True)],
              128: [REG_128._replace(pin=True), SHORT_128._replace(pin=True), THREE_128._replace(pin=True)]}
+# Run s22/c (H200, one process, every shape of the report, TFLOP/s: choose()'s config then / the best with the pin /
+# cuDNN): D 64 without the mask T 1024 390 / 394 (SEAM_64's; with row sums per thread 396) / 391, T 2048 448 / 455
+# (SEAM_LS_64's) / 448, T 4096 495 / 489 / 481, T 8192 496 / 485 / 474, T 16384 487 / 477 / 470; D 64 causal (SEAM_64
+# with the pin) T 1024 281 / 296 / 277, T 2048 371 / 388 / 364, T 4096 434 / 457 / 431, T 8192 447 (THREE_64's) / 473
+# / 461, T 16384 458 / 426 (THREE_64 with the pin 458) / 457; D 128 without the mask level or lower with it (T 1024
+# REG_128 576 / 570, T 2048 686 / 687, T 4096 THREE_128 716 / 718-719), causal lower (T 1024 SHORT_128 400 / 395, T
+# 4096 THREE_128 629 / 625) but at T 2048, where REG_128 with the pin read 532 against SHORT_128's 512 (cuDNN 506). So
+# choose() takes: D 64 without the mask SEAM_PIN_64 below T 2048 and SEAM_LS_PIN_64 at T 2048; D 64 causal SEAM_PIN_64
+# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_PIN_128.
+SEAM_PIN_64 = SEAM_64._replace(pin=True)
+SEAM_LS_PIN_64 = SEAM_LS_64._replace(pin=True)
+REG_PIN_128 = REG_128._replace(pin=True)
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
 # every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
 # would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
