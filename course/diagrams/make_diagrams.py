@@ -833,10 +833,48 @@ def item_seams():
     return fig
 
 
+def wait_placement():
+    """Chapter 4: one consumer group's step over key tile j, and its own products on the tensor cores, at D = 64
+    (a product as long as a tile's exponentials: the chapter's count). Top: the machine code as ptxas 12.8 placed
+    it, the wait for P(j-1) V(j-1) moved up among the row maxima, so the exponentials start after that product.
+    Bottom: the row sums passed through bar.warp.sync before the wait (Config.pin), so the exponentials run while
+    it does. Lengths as in the other pipeline pictures, not measured; the other group's products, which fill a
+    group's gaps when they can, are not drawn."""
+    fig, axes = plt.subplots(2, 1, figsize=(9, 3.9))
+    u, r = 20.0, 9.0  # a product (or a tile's exponentials); a short step
+    gemm, soft = "#c6dbef", "#fdd0a2"
+    panels = (("the machine code as ptxas placed it: the wait moved above the exponentials", False),
+              ("the row sums through bar.warp.sync before the wait: the exponentials beside P V", True))
+    for ax, (title, pinned) in zip(axes, panels):
+        ax.set_axis_off()
+        ax.set_xlim(-22, 3 * u + 2 * r + 14)
+        ax.set_ylim(0, 9.5)
+        ax.text(-22, 9.3, title, fontsize=9, fontweight="bold", va="top")
+        ax.text(-1, 5.25, "consumer group", ha="right", va="center", fontsize=8)
+        ax.text(-1, 1.25, "its products\n(tensor cores)", ha="right", va="center", fontsize=8)
+        tensor = [("S(j)", gemm, u), ("P(j-1) V(j-1)", gemm, u)]
+        consumer = [("issue S(j), P V;\nwait for S(j)", "white", u), ("row maxima" + ("" if pinned else "\n(part)"),
+                                                                        soft, r)]
+        if pinned:
+            consumer += [("exponentials,\nrow sums", soft, u - r), ("warp sync,\nwait P V", "white", r)]
+            tensor += [("idle", "white", 2 * r)]
+        else:
+            consumer += [("wait for P V", "white", u - r), ("rest of the maxima,\nexponentials, row sums", soft, u + r)]
+            tensor += [("idle", "white", u + 2 * r)]
+        consumer += [("rescale\nO", "white", r)]
+        for y, boxes in ((0.0, tensor), (4.0, consumer)):
+            x = 0.0
+            for label, fc, w in boxes:
+                _box(ax, x, y, w, 2.5, label, fc=fc, fs=6 if w < u else 7, color=C[3] if label == "idle" else "black")
+                x += w
+        ax.text(x + 2, 5.25, "next tile", fontsize=8, va="center")
+    fig.tight_layout()
+    return fig
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
                                      online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
-                                     block_work, register_budget, item_seams)}
+                                     block_work, register_budget, item_seams, wait_placement)}
 
 
 def script_hash() -> str:

@@ -63,7 +63,8 @@ The output goes registers -> the query tile's shared buffer (free by then) -> on
 Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128,
 BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()), SEAM_64, SEAM_LS_64
 and REG_128 (two query buffers, Config.q_bufs; SEAM_64 also overlaps the seams between work items, Config.overlap, and
-SEAM_LS_64 keeps its row sums per thread as well); choose() says
+SEAM_LS_64 keeps its row sums per thread as well), and SEAM_PIN_64, SEAM_LS_PIN_64 and REG_PIN_128 (the same with
+the softmax kept beside the warpgroup's own P V in the machine code, Config.pin: _pin); choose() says
 which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
@@ -116,9 +117,10 @@ class Config(NamedTuple):
 
 
 # FA3's tiles for Hopper: 64 query rows per consumer warpgroup, 128-key tiles, two warpgroups per CTA (choose() now
-# takes them for D 64 as SEAM_64, with the mask below T 8192 and without it below T 2048: the balanced schedule, two
-# query buffers and, without the mask, the seams overlapped; without the mask from T 2048, at any length, the same with
-# row sums per thread (SEAM_LS_64); for D 128 REG_128 keeps
+# takes them for D 64 as SEAM_64: the balanced schedule, two query buffers and, without the mask, the seams overlapped;
+# with the softmax kept beside the warpgroup's own P V (SEAM_PIN_64) with the mask below T 16384 and without it below
+# T 2048; without the mask from T 2048, at any length, with row sums per thread, and the pin below T 4096
+# (SEAM_LS_PIN_64, SEAM_LS_64); for D 128 REG_128 keeps
 # them with row sums per thread and two query buffers; CONFIGS[128] and its ping-pong variant no longer). Chosen by
 # benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
@@ -166,7 +168,7 @@ THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums acros
 # Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
 # PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562). (Since the
 # twentieth session choose() takes REG_128 there instead, and WIDE_64 only above T 2048: OVERLAP_SWEEP, SEAM_SWEEP;
-# since the twenty-first nowhere: SEAM_LS_64.)
+# since the twenty-first nowhere: SEAM_LS_64 and, below T 4096, SEAM_LS_PIN_64.)
 WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
 PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
