@@ -775,17 +775,7 @@ if HAS_GLUON:
         acc, _ = warpgroup_mma_wait(0, deps=(o_tok, p_op))
         mbarrier.arrive(v_empty.index(last), count=1)
 
-        if LAZY_SUM:
-            l_i = gl.sum(l_i, axis=1)
-        o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-        if PERSISTENT:
-            tma.store_wait(0)  # the previous item's output store has read o_smem
-        # (Not persistent: o_smem is the query buffer; every wgmma that read it has retired.)
-        o_smem.store(o.to(o_desc.dtype))
-        fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
-        tma.async_copy_shared_to_global(o_desc, [head_row + start, 0], o_smem)
-        if not PERSISTENT:
-            tma.store_wait(0)
+        _store_output(acc, l_i, o_desc, o_smem, head_row + start, o_layout, LAZY_SUM, PERSISTENT)
 
     @gluon.jit
     def _consumer_item(o_desc, q_smem, o_smem, k_smem, v_smem, my_p, bars, head_row, row0, T, base, q_phase,
@@ -956,16 +946,22 @@ if HAS_GLUON:
         tma.store_wait(0)
 
     @gluon.jit
-    def _store_output(acc, l_i, o_desc, my_o, row, o_layout: gl.constexpr, LAZY_SUM: gl.constexpr):
+    def _store_output(acc, l_i, o_desc, my_o, row, o_layout: gl.constexpr, LAZY_SUM: gl.constexpr,
+                      PERSISTENT: gl.constexpr = True):
         """O = acc / l (the row sums; LAZY_SUM: added up across the 4 threads of a row first) through the
-        warpgroup's output buffer to rows row .. of o, once the previous store has read the buffer."""
+        warpgroup's output buffer to rows row .. of o. PERSISTENT: once the previous item's store has read the
+        buffer; else the buffer is the query tile's (every wgmma that read it has retired) and the store is waited
+        for before the CTA ends."""
         if LAZY_SUM:
             l_i = gl.sum(l_i, axis=1)
         o = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-        tma.store_wait(0)  # the previous item's output store has read the buffer
+        if PERSISTENT:
+            tma.store_wait(0)  # the previous item's output store has read the buffer
         my_o.store(o.to(o_desc.dtype))
         fence_async_shared()  # order the generic-proxy stores before the async-proxy (TMA) read
         tma.async_copy_shared_to_global(o_desc, [row, 0], my_o)
+        if not PERSISTENT:
+            tma.store_wait(0)
 
     @gluon.jit
     def _n_key_tiles(row0, T, WG: gl.constexpr, M_WG: gl.constexpr, BLOCK_N: gl.constexpr,
