@@ -154,20 +154,24 @@ def test_p_buffer_configs_take_the_tested_lengths():
             fg.check_config(cfg, D, T)
 
 
-# Row sums kept per thread (Config.lazy_sum; flash_attention_gluon.LAZY_SUM_SWEEP, PERSIST_128 and choose()'s
-# THREE_128, REG_128 and SEAM_LS_64, the last two in test_gluon_item_seams): each thread's partial sums, added across
-# the row's 4 threads once an item; causal and not, a partial last query tile, many work items a CTA (num_sms=3),
-# float16 on very negative scores. (The sweep's D 128 entries are the same configs without, for comparison.)
+# Two changes to the softmax's code, each run causal and not, with a partial last query tile, with many work items a
+# CTA (num_sms=3), and in float16 on very negative scores: row sums kept per thread (Config.lazy_sum;
+# flash_attention_gluon.LAZY_SUM_SWEEP, PERSIST_128 and choose()'s THREE_128, REG_128 and SEAM_LS_64, the last two in
+# test_gluon_item_seams: each thread's partial sums, added across the row's 4 threads once an item; the sweep's D 128
+# entries are the same configs without, for comparison), and the softmax kept beside the warpgroup's own P V
+# (Config.pin: the row sums through a warp barrier before the wait; PIN_SWEEP, choose()'s configs with it).
 LAZY_CONFIGS = [(D, cfg) for D, cfgs in fg.LAZY_SUM_SWEEP.items() for cfg in cfgs] + [(128, fg.THREE_128)]
+PIN_CONFIGS = [(D, cfg) for D, cfgs in fg.PIN_SWEEP.items() for cfg in cfgs]
+SOFTMAX_CONFIGS = LAZY_CONFIGS + PIN_CONFIGS
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,cfg", LAZY_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in LAZY_CONFIGS])
+@pytest.mark.parametrize("D,cfg", SOFTMAX_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in SOFTMAX_CONFIGS])
 @pytest.mark.parametrize("causal", [False, True])
-def test_gluon_row_sums_per_thread(D, cfg, causal):
+def test_gluon_softmax_variants(D, cfg, causal):
     _on_both_lengths(D, cfg, causal)
     run((1, 2, _lengths(cfg)[0], D), causal, torch.float16, kind="negative", device="cuda",
-        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg))
+        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=3))
 
 
 def test_lazy_sum_configs_take_the_tested_lengths():
@@ -176,21 +180,6 @@ def test_lazy_sum_configs_take_the_tested_lengths():
     for D, cfg in LAZY_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)
-
-
-# The softmax kept beside the warpgroup's own P V (Config.pin: the row sums through a warp barrier before the wait;
-# flash_attention_gluon.PIN_SWEEP, choose()'s configs with it): the same results, causal and not, a partial last query
-# tile, many work items a CTA, float16 on very negative scores.
-PIN_CONFIGS = [(D, cfg) for D, cfgs in fg.PIN_SWEEP.items() for cfg in cfgs]
-
-
-@pytest.mark.skipif(not _hopper(), reason="needs a Hopper GPU and Gluon")
-@pytest.mark.parametrize("D,cfg", PIN_CONFIGS, ids=[f"D{D}-{cfg.name()}" for D, cfg in PIN_CONFIGS])
-@pytest.mark.parametrize("causal", [False, True])
-def test_gluon_pin(D, cfg, causal):
-    _on_both_lengths(D, cfg, causal)
-    run((1, 2, _lengths(cfg)[0], D), causal, torch.float16, kind="negative", device="cuda",
-        impl=lambda q, k, v, o, c: fg.flash_attention(q, k, v, o, c, cfg, num_sms=3))
 
 
 def test_pin_configs_take_the_tested_lengths():
