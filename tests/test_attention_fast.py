@@ -4,9 +4,10 @@ runs it); on a Hopper GPU the Gluon kernel runs, with each config `choose` picks
 and long sequences: the long-sequence cases reach the three-consumer configs, THREE_128 and THREE_64 (with the mask),
 whose 192-row query tiles end partial there; D 64 SEAM_64 (two query buffers, without the mask the seams overlapped)
 with the softmax kept beside the warpgroup's own P V (SEAM_PIN_64, causal below T 16384, without the mask below T 2048),
-at T 2048 without the mask the same with row sums per thread (SEAM_LS_PIN_64), from T 4096 without the pin (SEAM_LS_64);
-D 128 not causal up to T 2048 REG_128, causal at T 2048 REG_PIN_128), on inputs whose every score is very negative
-too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also one by one."""
+from T 2048 below 4096 without the mask the same with row sums per thread (SEAM_LS_PIN_64), from T 4096 without the
+pin (SEAM_LS_64); D 128 not causal up to T 2048 REG_128, causal at T 2048 REG_PIN_128), on inputs whose every score
+is very negative too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also
+one by one."""
 import pytest
 import torch
 
@@ -186,6 +187,7 @@ def test_pin_configs_take_the_tested_lengths():
     chosen = {(D, fg.choose(D, T, causal)) for D in (64, 128) for T in (1024, 2048, 4096, 8192, 16384)
               for causal in (False, True)}
     assert {(D, cfg._replace(pin=False)) for D, cfg in PIN_CONFIGS} >= {(D, c._replace(pin=False)) for D, c in chosen}
+    assert {(D, c) for D, c in chosen if c.pin} <= set(PIN_CONFIGS)  # choose()'s pinned configs themselves
     for D, cfg in PIN_CONFIGS:
         for T in _lengths(cfg):
             fg.check_config(cfg, D, T)

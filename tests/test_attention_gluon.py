@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
-from tests.ptxas_tools import ptxas_log
+from tests.ptxas_tools import ptxas_log, ptxas_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not fg.HAS_GLUON:
@@ -188,6 +188,27 @@ def test_pingpong_ptx_turns_and_no_spills(ptx_files, D, cfg, causal, tmp_path):
     # Turn waits in each consumer: at least the prologue's and the loop's (causal: more loops; LLVM may merge some).
     n_waits = lambda text: len(re.findall(r"mbarrier\.try_wait", text))  # noqa: E731
     assert n_waits(ptx) >= n_waits(ptx_plain) + 2 * cfg.num_consumers, (n_waits(ptx), n_waits(ptx_plain))
+
+
+@pytest.mark.parametrize("cfg,between", [(fg.SEAM_64, 0), (fg.SEAM_PIN_64, 66)], ids=["SEAM_64", "SEAM_PIN_64"])
+def test_pin_keeps_the_exponentials_beside_the_p_v(ptx_files, cfg, between, tmp_path):
+    """Chapter 4's point on the softmax beside its own product: in the machine code, the exponentials (MUFU.EX2)
+    between a warpgroup's wait for its scores (WARPGROUP.DEPBAR.LE gsb0, 0x1) and its wait for its P V (the next
+    DEPBAR): none without Config.pin (ptxas moves the second wait above them), all 66 of a tile with it (64 scores a
+    thread and the 2 rows' alphas). D 64, no mask; seen with the ptxas of triton 3.6.0 and of 3.7.1."""
+    ptxas_log(ptx_files[64, cfg.name(), 0, 0], tmp_path)  # assembles tmp_path / k.cubin
+    cuobjdump = os.path.join(os.path.dirname(ptxas_path()), "cuobjdump")
+    if not os.path.exists(cuobjdump):
+        pytest.skip("no cuobjdump beside ptxas")
+    sass = subprocess.run([cuobjdump, "-sass", str(tmp_path / "k.cubin")], capture_output=True, text=True,
+                          timeout=120).stdout
+    ins = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", sass)
+    counts = []
+    for k, i in enumerate(ins):
+        if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in i:
+            end = next(j for j in range(k + 1, len(ins)) if "WARPGROUP.DEPBAR" in ins[j])
+            counts.append(sum("MUFU.EX2" in x for x in ins[k:end]))
+    assert len(counts) >= 2 and max(counts) == between, counts  # (the seam's wait for one product: none either way)
 
 
 @pytest.mark.parametrize("D", [64, 128])

@@ -838,34 +838,37 @@ def wait_placement():
     (a product as long as a tile's exponentials: the chapter's count). Top: the machine code as ptxas 12.8 placed
     it, the wait for P(j-1) V(j-1) moved up among the row maxima, so the exponentials start after that product.
     Bottom: the row sums passed through bar.warp.sync before the wait (Config.pin), so the exponentials run while
-    it does. Lengths as in the other pipeline pictures, not measured; the other group's products, which fill a
-    group's gaps when they can, are not drawn."""
+    it does. The softmax's work (maxima r, exponentials and sums u) is as long in both; lengths as in the other
+    pipeline pictures, not measured; the other groups' products, which fill a group's gaps when they can, are not
+    drawn."""
     fig, axes = plt.subplots(2, 1, figsize=(9, 3.9))
-    u, r = 20.0, 9.0  # a product (or a tile's exponentials); a short step
+    u, r = 20.0, 9.0  # a product (or a tile's exponentials); the row maxima, the rescale
     gemm, soft = "#c6dbef", "#fdd0a2"
     panels = (("the machine code as ptxas placed it: the wait moved above the exponentials", False),
               ("the row sums through bar.warp.sync before the wait: the exponentials beside P V", True))
     for ax, (title, pinned) in zip(axes, panels):
         ax.set_axis_off()
-        ax.set_xlim(-22, 3 * u + 2 * r + 14)
-        ax.set_ylim(0, 9.5)
+        ax.set_xlim(-22, 3 * u + 3 * r + 14)
+        ax.set_ylim(-0.5, 9.5)
         ax.text(-22, 9.3, title, fontsize=9, fontweight="bold", va="top")
         ax.text(-1, 5.25, "consumer group", ha="right", va="center", fontsize=8)
         ax.text(-1, 1.25, "its products\n(tensor cores)", ha="right", va="center", fontsize=8)
         tensor = [("S(j)", gemm, u), ("P(j-1) V(j-1)", gemm, u)]
-        consumer = [("issue S(j), P V;\nwait for S(j)", "white", u), ("row maxima" + ("" if pinned else "\n(part)"),
-                                                                        soft, r)]
+        consumer = [("issue S(j), P V;\nwait for S(j)", "white", u)]
         if pinned:
-            consumer += [("exponentials,\nrow sums", soft, u - r), ("warp sync,\nwait P V", "white", r)]
-            tensor += [("idle", "white", 2 * r)]
+            consumer += [("row maxima", soft, r), ("exponentials,\nrow sums", soft, u), ("warp\nsync", "white", r / 2)]
+            tail = r + u + r / 2 - u
         else:
-            consumer += [("wait for P V", "white", u - r), ("rest of the maxima,\nexponentials, row sums", soft, u + r)]
-            tensor += [("idle", "white", u + 2 * r)]
+            consumer += [("maxima\n(part)", soft, r / 2), ("wait for P V", "white", u - r / 2),
+                         ("rest of the maxima,\nexponentials, row sums", soft, u + r / 2)]
+            tail = u + r / 2
         consumer += [("rescale\nO", "white", r)]
+        tensor += [("none of its own", "white", tail + r)]
         for y, boxes in ((0.0, tensor), (4.0, consumer)):
             x = 0.0
             for label, fc, w in boxes:
-                _box(ax, x, y, w, 2.5, label, fc=fc, fs=6 if w < u else 7, color=C[3] if label == "idle" else "black")
+                _box(ax, x, y, w, 2.5, label, fc=fc, fs=6 if w < u else 7,
+                     color=C[3] if label == "none of its own" else "black")
                 x += w
         ax.text(x + 2, 5.25, "next tile", fontsize=8, va="center")
     fig.tight_layout()

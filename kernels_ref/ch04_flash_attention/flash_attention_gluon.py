@@ -145,7 +145,8 @@ PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_12
 # interleaved rounds, TFLOP/s; sixteenth session, gpu_2026-11-28_s16/a and b):
 # D 128 not causal T 2048 666-667 against 627-628 (ping-pong, PINGPONG_128), T 4096 709 / 650, T 8192 689 / 651,
 #   T 16384 681 / 648; causal T 4096 612 / 607, T 8192 655 / 625, T 16384 661 / 626; T 1024 not causal 507 against
-#   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stays there).
+#   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stayed there; since the twenty-second session
+#   REG_PIN_128 takes causal T 2048: PIN_SWEEP).
 # D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
 #   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
 # Ping-pong on top (three turns, another process) read within 2% of these (run b; 3% with two P buffers).
@@ -176,7 +177,7 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
     REG_128 up to T 2048, causal SHORT_128 up to T 1024 and REG_PIN_128 to T 2048 (SHORT_128 where T is no multiple
-    of 128), THREE_128 beyond; D 64 not causal SEAM_PIN_64 below T 2048, SEAM_LS_PIN_64 at it (below 4096), then
+    of 128), THREE_128 beyond; D 64 not causal SEAM_PIN_64 below T 2048, SEAM_LS_PIN_64 from it below 4096, then
     SEAM_LS_64; causal SEAM_PIN_64 below T 16384, THREE_64 from it. SEAM_64 is CONFIGS[64] with the balanced
     schedule, two query buffers and, without the mask, the seams overlapped; LS: its row sums per thread; PIN: the
     softmax kept beside the warpgroup's own P V."""
@@ -324,8 +325,9 @@ OVERLAP_SWEEP = {
           PERSIST_128._replace(balanced="lpt", overlap=True)],
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
-SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64: masked below T 8192 (no overlap), else below T 2048
+SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 (choose() takes it with the pin: SEAM_PIN_64)
 REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
+# (with the pin, REG_PIN_128, also with the mask above T 1024 up to 2048)
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
 # query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled offline (triton
@@ -358,13 +360,13 @@ SEAM_MORE_SWEEP = {
 # Run s21/b (two processes): SEAM_LS_64 at T 2048 447 / 446 (SEAM_64 441 / 441, cuDNN 448 / 448), T 4096 497 / 498
 # (WIDE_64 487 / 487, cuDNN 482 / 480), T 8192 507 / 498 (491 / 483; 477 / 466), T 16384 478 / 481 (475 / 476;
 # 465 / 466); with 2 stages 436-483, with one query buffer 404-436. So choose() takes SEAM_LS_64 without the mask from
-# T 2048 (at T 2048 level with cuDNN, not above it).
+# T 2048 (at T 2048 level with cuDNN, not above it; since the twenty-second session with the pin below T 4096).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
 # Twenty-second session: the softmax kept beside the warpgroup's own P V (Config.pin, _pin). Run s22/b
 # (pin_probe.py, H200, two processes, TFLOP/s, choose()'s config as it was / with the pin / cuDNN): D 64 without the
 # mask T 1024 396-394 / 399-397 / 396, T 2048 451 / 457-458 / 451, T 4096 497 / 489 / 477-481; D 64 causal T 1024
-# 278-282 / 294-297 / 279-280, T 4096 436-438 / 460-461 / 434; D 128 0.7-2% lower with it (T 1024 582-584 / 577-578,
+# 278-282 / 294-297 / 279-280, T 4096 436-438 / 460-461 / 434; D 128 0.4-2% lower with it (T 1024 582-584 / 577-578,
 # T 4096 695-703 / 681-693, causal T 4096 629-630 / 626-627, T 16384 677 / 671-672). The same with overlap = 2 (the
 # next item's first Q Kᵀ issued before the last P V, its softmax beside that P V; run s22/a without the pin: D 64 T
 # 1024 393 against 399, D 128 T 1024 496 against 587) lost with it too (392-394, 439-440, 481-482; code in ee4c92d).
@@ -379,7 +381,9 @@ PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THR
 # REG_128 576 / 570, T 2048 686 / 687, T 4096 THREE_128 716 / 718-719), causal lower (T 1024 SHORT_128 400 / 395, T
 # 4096 THREE_128 629 / 625) but at T 2048, where REG_128 with the pin read 532 against SHORT_128's 512 (cuDNN 506). So
 # choose() takes: D 64 without the mask SEAM_PIN_64 below T 2048 and SEAM_LS_PIN_64 at T 2048; D 64 causal SEAM_PIN_64
-# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_PIN_128.
+# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_PIN_128 (its gain there is the 128-key tiles': REG_128
+# without the pin read 553 against SHORT_128's 517 in run s20/e; the two were not timed side by side; with the mask
+# ptxas spills 4 B of it, as of REG_128: tests/test_attention_gluon.py).
 SEAM_PIN_64 = SEAM_64._replace(pin=True)
 SEAM_LS_PIN_64 = SEAM_LS_64._replace(pin=True)
 REG_PIN_128 = REG_128._replace(pin=True)
