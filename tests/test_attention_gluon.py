@@ -190,13 +190,18 @@ def test_pingpong_ptx_turns_and_no_spills(ptx_files, D, cfg, causal, tmp_path):
     assert n_waits(ptx) >= n_waits(ptx_plain) + 2 * cfg.num_consumers, (n_waits(ptx), n_waits(ptx_plain))
 
 
-@pytest.mark.parametrize("cfg,between", [(fg.SEAM_64, 0), (fg.SEAM_PIN_64, 66)], ids=["SEAM_64", "SEAM_PIN_64"])
-def test_pin_keeps_the_exponentials_beside_the_p_v(ptx_files, cfg, between, tmp_path):
+PIN_SASS = [(64, fg.SEAM_64, False, 0), (64, fg.SEAM_PIN_64, False, 66), (128, fg.THREE_128, False, 0),
+            (128, fg.SHORT_128, True, 3)]
+
+
+@pytest.mark.parametrize("D,cfg,causal,most", PIN_SASS, ids=["SEAM_64", "SEAM_PIN_64", "THREE_128", "SHORT_128-causal"])
+def test_pin_keeps_the_exponentials_beside_the_p_v(ptx_files, D, cfg, causal, most, tmp_path):
     """Chapter 4's point on the softmax beside its own product: in the machine code, the exponentials (MUFU.EX2)
     between a warpgroup's wait for its scores (WARPGROUP.DEPBAR.LE gsb0, 0x1) and its wait for its P V (the next
-    DEPBAR): none without Config.pin (ptxas moves the second wait above them), all 66 of a tile with it (64 scores a
-    thread and the 2 rows' alphas). D 64, no mask; seen with the ptxas of triton 3.6.0 and of 3.7.1."""
-    ptxas_log(ptx_files[64, cfg.name(), 0, 0], tmp_path)  # assembles tmp_path / k.cubin
+    DEPBAR): without Config.pin none (ptxas moves the second wait above them), at most 3 of the 34 of SHORT_128's
+    64-key tiles; with it all 66 of a tile (64 scores a thread and the 2 rows' alphas). Seen with the ptxas of triton
+    3.6.0 and of 3.7.1."""
+    ptxas_log(ptx_files[D, cfg.name(), int(causal), 0], tmp_path)
     cuobjdump = os.path.join(os.path.dirname(ptxas_path()), "cuobjdump")
     if not os.path.exists(cuobjdump):
         pytest.skip("no cuobjdump beside ptxas")
@@ -208,7 +213,7 @@ def test_pin_keeps_the_exponentials_beside_the_p_v(ptx_files, cfg, between, tmp_
         if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in i:
             end = next(j for j in range(k + 1, len(ins)) if "WARPGROUP.DEPBAR" in ins[j])
             counts.append(sum("MUFU.EX2" in x for x in ins[k:end]))
-    assert len(counts) >= 2 and max(counts) == between, counts  # (the seam's wait for one product: none either way)
+    assert len(counts) >= 2 and max(counts) == most, counts  # (the seam's wait for one product: none either way)
 
 
 @pytest.mark.parametrize("D", [64, 128])
