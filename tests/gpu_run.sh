@@ -4,7 +4,9 @@
 #                                      | class[:CH] (a synthetic class of ${STUDENTS:-200} mixed notebooks, ${JOBS:-4}
 #                                        workers, kept in ${KEEP} and resumed there when set; nvidia-smi sampled)
 #                                      | mutgpu:CH,CH (mutate --gpu-recheck) | lowp | ce | report (bench --report)
-#                                      | sweeps (the fast references' config sweeps) | readthrough | all
+#                                      | sweeps (the fast references' config sweeps) | readthrough
+#                                      | attention (the fast attention reference's GPU tests: choose()'s configs,
+#                                        the seams, the softmax variants; ATTN_K overrides the -k selection) | all
 # Writes logs and JSON under ${OUT:-gpu-out}. Needs torch, triton, cupy and pytest there; `validate` also
 # nbgrader, installed from the wheels of `flashcourse wheelhouse .whl --bench` if .whl/ is there (--bench: with
 # Liger-Kernel's, for the report step).
@@ -43,6 +45,9 @@ for step in "$@"; do
               timeout 280 python3 benchmarks/$sw.py "$OUT/$sw.json" > "$OUT/$sw.log" 2>&1; echo "$sw rc=$?"
               tail -8 "$OUT/$sw.log"
             done ;;
+    attention) timeout ${ATTN_TIMEOUT:-400} python3 -m pytest -q -ra -p no:cacheprovider tests/test_attention_fast.py \
+                 -k "${ATTN_K:-on_hopper or fp16 or falls_back or seam or three_consumers or softmax_variants}" 2>&1 \
+                 | tee "$OUT/attention.log" | tail -6 ;;
     readthrough) python3 benchmarks/readthrough_measure.py "$OUT/readthrough.json" 2>&1 | tee "$OUT/readthrough.log" | tail -5 ;;
     mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
               | grep -v "^killed" | tail -40
