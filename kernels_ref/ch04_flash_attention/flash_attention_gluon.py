@@ -654,9 +654,10 @@ if HAS_GLUON:
     def _pin(x, PIN: gl.constexpr):
         """x, passed through `bar.warp.sync` when PIN (Config.pin). Given the row sums, which need every exponential
         of the tile, just before the wait for the warpgroup's own P V: without it ptxas 12.8 places that wait above
-        the exponentials (0 of a tile's 66 MUFU.EX2 between the two waits, in every config with P in registers or
-        in one shared buffer; benchmarks/gpu_2026-11-29_s22/pin_probe.py), so the softmax runs after the P V, not
-        beside it; the warp barrier is an instruction ptxas does not move the wait above."""
+        the exponentials (0 of a tile's 66 MUFU.EX2 between the two waits in choose()'s 128-key configs, at most 3
+        of 34 with SHORT_128's 64-key tiles; tests/test_attention_gluon.py counts them), so the softmax runs after
+        the P V, not beside it. ptxas 12.8 (triton 3.6.0's; 3.7.1's too) did not move the wait above the warp
+        barrier; a plain inline mov did not keep it down."""
         if PIN:
             return gl.inline_asm_elementwise("{ bar.warp.sync -1; mov.b32 $0, $1; }", "=r,r", [x], dtype=gl.float32,
                                              is_pure=False, pack=1)
