@@ -387,6 +387,9 @@ PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THR
 SEAM_PIN_64 = SEAM_64._replace(pin=True)
 SEAM_LS_PIN_64 = SEAM_LS_64._replace(pin=True)
 REG_PIN_128 = REG_128._replace(pin=True)
+# D 128 causal T 1024 and 2048, with the pin and without, side by side (twenty-second session's open question: s20/e1
+# read REG_128 without the pin 553 against SHORT_128's 517, s22/c REG_128 with it 532 against 512; never in one run).
+PIN_OFF_SWEEP = {64: [], 128: [REG_128, REG_PIN_128, SHORT_128, SHORT_128._replace(pin=True)]}
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
 # every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
 # would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
