@@ -5,7 +5,7 @@ and long sequences: the long-sequence cases reach the three-consumer configs, TH
 whose 192-row query tiles end partial there; D 64 SEAM_64 (two query buffers, without the mask the seams overlapped)
 with the softmax kept beside the warpgroup's own P V (SEAM_PIN_64, causal below T 16384, without the mask below T 2048),
 from T 2048 below 4096 without the mask the same with row sums per thread (SEAM_LS_PIN_64), from T 4096 without the
-pin (SEAM_LS_64); D 128 not causal up to T 2048 REG_128, causal at T 2048 REG_PIN_128), on inputs whose every score
+pin (SEAM_LS_64); D 128 up to T 2048 REG_128, with the mask from T 1152), on inputs whose every score
 is very negative too, and a T that is no multiple of its tiles falls back; the configs with P in shared memory also
 one by one."""
 import pytest
@@ -60,7 +60,7 @@ def test_choose_takes_the_measured_configs():
     assert [fg.choose(128, T, False) for T in (512, 1024, 2048, 4096, 16384)] == [fg.REG_128] * 3 + [fg.THREE_128] * 2
     assert fg.REG_128.p_bufs == 0 and fg.REG_128.q_bufs == 2 and fg.REG_128.lazy_sum and not fg.REG_128.overlap
     assert fg.choose(128, 1024, True) == fg.choose(128, 1088, True) == fg.SHORT_128  # 1088: no multiple of 128
-    assert fg.choose(128, 1152, True) == fg.choose(128, 2048, True) == fg.REG_PIN_128 == fg.REG_128._replace(pin=True)
+    assert fg.choose(128, 1152, True) == fg.choose(128, 2048, True) == fg.REG_128 and not fg.REG_128.pin
     assert fg.choose(128, 4096, True) == fg.THREE_128
     assert [fg.choose(64, T, False) for T in (1024, 1920, 2048, 2176, 4096, 16384)] == (
         [fg.SEAM_PIN_64] * 2 + [fg.SEAM_LS_PIN_64] * 2 + [fg.SEAM_LS_64] * 2)  # 2176: 17 x 128

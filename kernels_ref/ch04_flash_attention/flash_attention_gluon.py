@@ -63,8 +63,8 @@ The output goes registers -> the query tile's shared buffer (free by then) -> on
 Configs per head dimension in CONFIGS (the two-consumer baselines), SHORT_128, THREE_*, WIDE_64, PERSIST_128,
 BALANCED_64 (the persistent CTAs' query tiles shared out by the host: Config.balanced, schedule()), SEAM_64, SEAM_LS_64
 and REG_128 (two query buffers, Config.q_bufs; SEAM_64 also overlaps the seams between work items, Config.overlap, and
-SEAM_LS_64 keeps its row sums per thread as well), and SEAM_PIN_64, SEAM_LS_PIN_64 and REG_PIN_128 (the same with
-the softmax kept beside the warpgroup's own P V in the machine code, Config.pin: _pin); choose() says
+SEAM_LS_64 keeps its row sums per thread as well), and SEAM_PIN_64 and SEAM_LS_PIN_64 (the same with the softmax kept
+beside the warpgroup's own P V in the machine code, Config.pin: _pin); choose() says
 which runs where; every field can be overridden per call (a GPU sweep picks:
 benchmarks/attention_gluon_check.py).
 """
@@ -146,7 +146,7 @@ PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_12
 # D 128 not causal T 2048 666-667 against 627-628 (ping-pong, PINGPONG_128), T 4096 709 / 650, T 8192 689 / 651,
 #   T 16384 681 / 648; causal T 4096 612 / 607, T 8192 655 / 625, T 16384 661 / 626; T 1024 not causal 507 against
 #   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stayed there; since the twenty-second session
-#   REG_PIN_128 takes causal T 2048: PIN_SWEEP).
+#   REG_128 takes causal T 2048: PIN_OFF_SWEEP).
 # D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
 #   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
 # Ping-pong on top (three turns, another process) read within 2% of these (run b; 3% with two P buffers).
@@ -176,15 +176,15 @@ PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
 def choose(D: int, T: int, causal: bool) -> Config | None:
     """The config flash_attention runs when none is given (the measurements above each): D 128 not causal
-    REG_128 up to T 2048, causal SHORT_128 up to T 1024 and REG_PIN_128 to T 2048 (SHORT_128 where T is no multiple
-    of 128), THREE_128 beyond; D 64 not causal SEAM_PIN_64 below T 2048, SEAM_LS_PIN_64 from it below 4096, then
+    REG_128 up to T 2048, causal SHORT_128 up to T 1024 and REG_128 to T 2048 (SHORT_128 where T is no multiple of
+    128), THREE_128 beyond; D 64 not causal SEAM_PIN_64 below T 2048, SEAM_LS_PIN_64 from it below 4096, then
     SEAM_LS_64; causal SEAM_PIN_64 below T 16384, THREE_64 from it. SEAM_64 is CONFIGS[64] with the balanced
     schedule, two query buffers and, without the mask, the seams overlapped; LS: its row sums per thread; PIN: the
     softmax kept beside the warpgroup's own P V."""
     if D == 128 and not causal and T <= 2048:
         return REG_128
     if D == 128 and causal and T <= 2048:
-        return REG_PIN_128 if T > 1024 and T % REG_PIN_128.BLOCK_N == 0 else SHORT_128
+        return REG_128 if T > 1024 and T % REG_128.BLOCK_N == 0 else SHORT_128
     if D == 128:
         return THREE_128
     if D == 64 and not causal and T >= 4096:
@@ -326,8 +326,8 @@ OVERLAP_SWEEP = {
 }
 QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP_SWEEP.items()}  # (its causal shapes)
 SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 (choose() takes it with the pin: SEAM_PIN_64)
-REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, no mask, T <= 2048
-# (with the pin, REG_PIN_128, also with the mask above T 1024 up to 2048)
+REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, T <= 2048
+# (with the mask above T 1024: PIN_OFF_SWEEP)
 # Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
 # 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
 # query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled offline (triton
@@ -381,15 +381,16 @@ PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THR
 # REG_128 576 / 570, T 2048 686 / 687, T 4096 THREE_128 716 / 718-719), causal lower (T 1024 SHORT_128 400 / 395, T
 # 4096 THREE_128 629 / 625) but at T 2048, where REG_128 with the pin read 532 against SHORT_128's 512 (cuDNN 506). So
 # choose() takes: D 64 without the mask SEAM_PIN_64 below T 2048 and SEAM_LS_PIN_64 at T 2048; D 64 causal SEAM_PIN_64
-# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_PIN_128 (its gain there is the 128-key tiles': REG_128
-# without the pin read 553 against SHORT_128's 517 in run s20/e; the two were not timed side by side; with the mask
-# ptxas spills 4 B of it, as of REG_128: tests/test_attention_gluon.py).
+# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_128 with the pin until run s23/a (PIN_OFF_SWEEP).
+# With the mask ptxas spills 4 B of REG_128, pinned or not (tests/test_attention_gluon.py).
 SEAM_PIN_64 = SEAM_64._replace(pin=True)
 SEAM_LS_PIN_64 = SEAM_LS_64._replace(pin=True)
-REG_PIN_128 = REG_128._replace(pin=True)
-# D 128 causal T 1024 and 2048, with the pin and without, side by side (twenty-second session's open question: s20/e1
-# read REG_128 without the pin 553 against SHORT_128's 517, s22/c REG_128 with it 532 against 512; never in one run).
-PIN_OFF_SWEEP = {64: [], 128: [REG_128, REG_PIN_128, SHORT_128, SHORT_128._replace(pin=True)]}
+# D 128 causal T 1024 and 2048, with the pin and without, side by side (the twenty-second session's open question:
+# s20/e1 read REG_128 without the pin 553 against SHORT_128's 517, s22/c REG_128 with it 532 against 512). Run s23/a
+# (H200, one process, medians of 3 interleaved rounds, TFLOP/s): T 2048 REG_128 537, with the pin 528, SHORT_128 514,
+# with the pin 505, cuDNN 506; T 1024 SHORT_128 402, with the pin 397, REG_128 393, with the pin 381, cuDNN 379. So
+# choose() takes REG_128 without the pin for causal T 2048 (T 1024 keeps SHORT_128).
+PIN_OFF_SWEEP = {64: [], 128: [REG_128, REG_128._replace(pin=True), SHORT_128, SHORT_128._replace(pin=True)]}
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
 # every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
 # would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
