@@ -341,7 +341,8 @@ _PREPARED: dict = {}
 def op_bench_prepare(ex: Exercise, ns: dict, input_sets: list, audit_first: bool = True) -> dict:
     """Get ready for a timed batch over several input sets (rotating buffers, together well over
     L2): one output per set (guarded), a check of the submission's work (audit), a CUDA graph of one
-    round, and the runner's own estimate of the time per call (feedback, never graded)."""
+    round, and the runner's own estimate of the time per call (feedback, never graded; since the twenty-third
+    session timed with L2 not flushed, so below the judge's time where an input set fits in L2)."""
     from course import timing
     _PREPARED.clear()  # an earlier batch that never ran (its audit failed) lets go of its buffers
     import time

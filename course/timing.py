@@ -27,7 +27,8 @@ _LINE = 128  # bytes in an L2 cache line
 
 def _evicting_read():
     """A Triton kernel that reads one float of every 128-byte line of a buffer with the evict_last policy, then
-    gives each line back the normal priority (PTX applypriority), and stores one sum per program."""
+    gives each line back the normal priority (PTX applypriority, after the load in program order: run s23/h found
+    the next kernel reading as after the coldest flush), and stores one sum per program."""
     import triton
     import triton.language as tl
 
@@ -50,8 +51,10 @@ def flush_l2() -> None:
     outlive that ordinary traffic. On an H200 (benchmarks/gpu_2026-11-29_s23/c, e) a softmax timed right after
     such a kernel read the same input about 2% faster than after anything else (Liger-Kernel's 8192 x 8192
     float32: 98.0% of copy against 95.8-96.1), and not after the same kernel reading another buffer. So the buffer
-    is first read with evict_last too (evicting those lines), its lines are given back the normal priority, and
-    then it is overwritten as before."""
+    is first read with evict_last too (evicting those lines: among lines of one priority the least recently used
+    go first), its lines are given back the normal priority (left at evict_last, they made the next kernel read
+    1-2% faster: run s23/h), and then it is overwritten as before. GPUs older than compute capability 8.0 have no
+    L2 eviction priorities (PTX's L2::evict_last and applypriority need sm_80): there the overwrite alone."""
     import torch
     buf = _FLUSH.get("buf")
     if buf is None:
@@ -59,9 +62,11 @@ def flush_l2() -> None:
         buf = _FLUSH["buf"] = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
         n_lines = buf.numel() // _LINE
         _FLUSH["read"] = (_evicting_read(), buf.view(torch.float32), n_lines,
-                          torch.empty((n_lines + 1023) // 1024, device="cuda"))
-    kernel, floats, n_lines, out = _FLUSH["read"]
-    kernel[(out.numel(),)](floats, out, n_lines, LINES=1024)
+                          torch.empty((n_lines + 1023) // 1024, device="cuda")) \
+            if torch.cuda.get_device_capability() >= (8, 0) else None
+    if _FLUSH["read"] is not None:
+        kernel, floats, n_lines, out = _FLUSH["read"]
+        kernel[(out.numel(),)](floats, out, n_lines, LINES=1024)
     buf.zero_()
 
 
