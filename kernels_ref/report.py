@@ -243,7 +243,10 @@ def checked(case: Case, inputs: dict, call):
 ROUNDS = 3  # timed passes over a case's impls, interleaved, each in its own order (ORDER); a record keeps the median
 # ORDER: why the rounds change the impls' order. What runs beside a kernel can move its reading: on an H100 (thirteenth
 # session, gpu_2026-11-27_s13/d, best of two rounds) liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at
-# 96.2-96.6% of copy alone and 99.4-100.1% with torch and torch.compile interleaved (mechanism not found). With one
+# 96.2-96.6% of copy alone and 99.4-100.1% with torch and torch.compile interleaved. (The twenty-third session found
+# a mechanism on an H200, gpu_2026-11-29_s23/c-f: lines torch.compile's kernels load with evict_last outlived the old
+# L2 flush, and the impl timed right after it read part of its input from L2; course.timing.flush_l2 now evicts them.
+# Not rechecked on an H100.) With one
 # order for all rounds, ours was always timed first and Liger-Kernel always right after torch.compile; a rotation
 # (A B C, B C A, ...) changes the first impl but keeps every impl's neighbours, and a seeded shuffle left cuDNN right
 # after ours in all three attention rounds. round_order: as given, reversed, rotated by half, and so on.
