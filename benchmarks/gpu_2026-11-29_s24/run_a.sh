@@ -10,5 +10,5 @@ timeout 150 python3 benchmarks/gpu_2026-11-29_s24/residency_probe.py $O/a1.json 
 echo "residency probe exit $? in ${SECONDS}s"; cat $O/a1.log | tail -40
 timeout 200 python3 benchmarks/gpu_2026-11-29_s24/judge_probe.py $O/a2.json > $O/a2.log 2>&1
 echo "judge probe exit $? at ${SECONDS}s"; tail -8 $O/a2.log | cut -c1-400
-OUT=$O/gpu timeout 170 bash tests/gpu_run.sh attacks > $O/a3.log 2>&1
-echo "attacks exit $? at ${SECONDS}s"; tail -12 $O/a3.log
+OUT=/tmp/gpu timeout 170 bash tests/gpu_run.sh attacks > /tmp/a3.log 2>&1; cp /tmp/gpu/attacks.log $O/a3_attacks.log
+echo "attacks exit $? at ${SECONDS}s"; tail -12 /tmp/a3.log
