@@ -79,6 +79,24 @@ def rmsnorm_cand(x_ptr, g_ptr, y_ptr, cols, x_stride, y_stride, eps, BLOCK: tl.c
 
 
 @triton.jit
+def rmsnorm_rows_cand(x_ptr, g_ptr, y_ptr, rows, cols, x_stride, y_stride, eps, ROWS: tl.constexpr,
+                      BLOCK: tl.constexpr, LLAMA: tl.constexpr):
+    """Twenty-fourth session: ROWS rows a program; LLAMA: x * rstd rounded to the output dtype before the product
+    with gamma, in that dtype (as Liger-Kernel's default casting mode does: a second rounding)."""
+    r = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    c = tl.arange(0, BLOCK)
+    mask = (r[:, None] < rows) & (c[None, :] < cols)
+    x = tl.load(x_ptr + r[:, None] * x_stride + c[None, :], mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + c, mask=c < cols, other=0.0)
+    rstd = tl.rsqrt(tl.sum(x * x, 1) / cols + eps)
+    if LLAMA:
+        y = (x * rstd[:, None]).to(y_ptr.dtype.element_ty) * g[None, :]
+    else:
+        y = x * rstd[:, None] * g[None, :].to(tl.float32)
+    tl.store(y_ptr + r[:, None] * y_stride + c[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def layernorm_cand(x_ptr, g_ptr, b_ptr, y_ptr, cols, x_stride, y_stride, eps, BLOCK: tl.constexpr,
                    G_FIRST: tl.constexpr, CS: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
@@ -119,6 +137,19 @@ def rmsnorm_call(inputs, y, warps, g_first, cs):
     return call
 
 
+def rmsnorm_rows_call(inputs, y, rows_per, warps, llama):
+    x, g = inputs["x"], inputs["gamma"]
+
+    def call():
+        n, cols = x.shape
+        rmsnorm_rows_cand[(triton.cdiv(n, rows_per),)](x, g, y, n, cols, x.stride(0), y.stride(0),
+                                                       float(inputs["eps"]), ROWS=rows_per,
+                                                       BLOCK=triton.next_power_of_2(cols), LLAMA=llama,
+                                                       num_warps=warps)
+        return y
+    return call
+
+
 def layernorm_call(inputs, y, warps, g_first, cs):
     x, g, b = inputs["x"], inputs["gamma"], inputs["beta"]
 
@@ -154,7 +185,9 @@ CASES = [
      [(f"rms w{w}{' g1' if g1 else ''}{' cs' if cs else ''}",
        lambda i, y, w=w, g1=g1, cs=cs: rmsnorm_call(i, y, w, g1, cs))
       for w, g1, cs in ((8, True, False), (8, True, True), (4, True, False), (16, True, False), (8, False, True),
-                        (8, False, False))]),
+                        (8, False, False))]
+     + [(f"rms r{r} w{w}{' llama' if ll else ''}", lambda i, y, r=r, w=w, ll=ll: rmsnorm_rows_call(i, y, r, w, ll))
+        for r, w, ll in ((1, 8, False), (1, 8, True), (2, 8, False), (2, 16, False), (4, 16, False))]),
     (report.Case("rmsnorm", (4096, 16384), "bfloat16"),
      [(f"rms w{w}{' g1' if g1 else ''}{' cs' if cs else ''}",
        lambda i, y, w=w, g1=g1, cs=cs: rmsnorm_call(i, y, w, g1, cs))

@@ -2,7 +2,8 @@
 Chapter 1's Triton softmax: the reference against the same kernel that loads the first rows of each input with
 evict_last and the rest with evict_first (pinning about 0.4 x L2 of each set, so that across the judge's two sets
 of 8192 x 8192 float32 those rows could stay in L2 from one round to the next). Alternating, ROUNDS times each.
-(Twenty-fourth session, H200.) Usage: PYTHONPATH=$PWD FLASHCOURSE_MODE=gpu python .../judge_probe.py OUT.json"""
+Run b adds evict_last_pin_default: the other rows loaded with the default policy (normal priority) instead.
+(Twenty-fourth session, H200.) Usage: PYTHONPATH=$PWD FLASHCOURSE_MODE=gpu python .../judge_probe.py OUT.json [b]"""
 import json
 import re
 import sys
@@ -28,13 +29,19 @@ PATCH = [("y_row_stride, BLOCK: tl.constexpr):", "y_row_stride, BLOCK: tl.conste
           " // (cols * 4))")]
 
 
+VARIANTS = ("reference", "evict_last_pin") + (("evict_last_pin_default",) if sys.argv[2:] == ["b"] else ())
+ROUNDS = 2 if sys.argv[2:] == ["b"] else ROUNDS
+
+
 def cells(variant):
     ex = registry.get("ch01.softmax_triton")
     cs = chapter_cells(ex)
     if variant == "reference":
         return cs
     src = reference_source(ex)
-    for a, b in PATCH:
+    patch = PATCH if variant == "evict_last_pin" else [(a, b.replace(', eviction_policy="evict_first"', ''))
+                                                       for a, b in PATCH]
+    for a, b in patch:
         assert a in src, a
         src = src.replace(a, b)
     return [cell_from_text(src, "softmax_triton") if c.origin == "softmax_triton" else c for c in cs]
@@ -42,7 +49,7 @@ def cells(variant):
 
 doc = {"rows": []}
 for r in range(ROUNDS):
-    for variant in ("reference", "evict_last_pin"):
+    for variant in VARIANTS:
         with Session(cells(variant)) as s:
             res = s.check("ch01.softmax_triton", "bandwidth")
         m = re.search(r"([\d.]+)% of", res.message or "")

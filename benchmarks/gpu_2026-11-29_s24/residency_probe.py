@@ -10,7 +10,9 @@ L2 in the next round, which an honest kernel reading each input once never could
 as many bytes over as many sets), P = f * L2 / n bytes per set for f in FRACTIONS; as is (the judge today), with the
 course's flush (course.timing.flush_l2) launched between rounds (for both, a candidate defence), and with 4x as many
 sets (another). Fraction = copy time / kernel time, the best of 3 batches of about 0.25 s.
-Usage: PYTHONPATH=$PWD python benchmarks/gpu_2026-11-29_s24/residency_probe.py OUT.json"""
+Run b: `--rest default` loads the other rows with the default policy instead of evict_first (lines of normal
+priority, which session 23 saw evicted before evict_last ones), `--mults 4` only the judge's 4 x L2.
+Usage: PYTHONPATH=$PWD python benchmarks/gpu_2026-11-29_s24/residency_probe.py OUT.json [--rest default] [--mults 4]"""
 import json
 import math
 import sys
@@ -28,14 +30,14 @@ FRACTIONS = (0.0, 0.5, 0.9, 1.5)
 
 
 @triton.jit
-def row_copy(x_ptr, y_ptr, pin_rows, BLOCK: tl.constexpr, HINT: tl.constexpr):
+def row_copy(x_ptr, y_ptr, pin_rows, BLOCK: tl.constexpr, HINT: tl.constexpr, REST: tl.constexpr):
     row = tl.program_id(0)
     offs = row * BLOCK + tl.arange(0, BLOCK)
     if HINT:
         if row < pin_rows:
             v = tl.load(x_ptr + offs, eviction_policy="evict_last")
         else:
-            v = tl.load(x_ptr + offs, eviction_policy="evict_first")
+            v = tl.load(x_ptr + offs, eviction_policy=REST)
     else:
         v = tl.load(x_ptr + offs)
     tl.store(y_ptr + offs, v)
@@ -60,14 +62,14 @@ def batch_s(calls, rounds, between=None):
     return best
 
 
-def main(out):
+def main(out, rest="evict_first", mults=(4, 16)):
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    doc = {"gpu": torch.cuda.get_device_name(), "l2_bytes": l2, "persisting_l2_off": no_persisting_l2(),
+    doc = {"gpu": torch.cuda.get_device_name(), "l2_bytes": l2, "rest": rest, "persisting_l2_off": no_persisting_l2(),
            "rows": []}
     print(doc, flush=True)
     for rows in (1024, 8192):  # 33.5 MB of input a set (like ch03's warp exercise), 268 MB (ch01)
         per_set = 2 * rows * COLS * 4
-        for sets_mult in (4, 16):
+        for sets_mult in mults:
             n = min(max(2, math.ceil(sets_mult * l2 / per_set)), 64)
             xs = [torch.randn(rows, COLS, device="cuda") for _ in range(n)]
             ys = [torch.empty_like(x) for x in xs]
@@ -83,7 +85,8 @@ def main(out):
                 t_copy = batch_s(copy_calls, rounds, between)
                 for f in FRACTIONS:
                     pin = int(f * l2 / n) // (COLS * 4)
-                    calls = [(lambda x=x, y=y: row_copy[(rows,)](x, y, pin, BLOCK=COLS, HINT=f > 0, num_warps=8))
+                    calls = [(lambda x=x, y=y: row_copy[(rows,)](x, y, pin, BLOCK=COLS, HINT=f > 0,
+                                                           REST="" if rest == "default" else rest, num_warps=8))
                              for x, y in zip(xs, ys)]
                     t = batch_s(calls, rounds, between)
                     assert all(torch.equal(x, y) for x, y in zip(xs, ys))
@@ -99,4 +102,6 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    a = sys.argv[1:]
+    main(a[0], a[a.index("--rest") + 1] if "--rest" in a else "evict_first",
+         tuple(int(v) for v in a[a.index("--mults") + 1].split(",")) if "--mults" in a else (4, 16))
