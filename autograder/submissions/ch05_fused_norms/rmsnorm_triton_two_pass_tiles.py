@@ -21,6 +21,6 @@ PATCH = [("""    c = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * x_stride + c, mask=mask, other=0.0).to(tl.float32)
         g = tl.load(g_ptr + c, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_ptr + row * y_stride + c, (x * rstd * g).to(y_ptr.dtype.element_ty), mask=mask)
-"""), ("    BLOCK = triton.next_power_of_2(cols)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel",
-       "    BLOCK = min(triton.next_power_of_2(cols), 1024)\n    warps = min(16, max(1, BLOCK // 512))\n    rmsnorm_kernel")]
+"""), ("    BLOCK = triton.next_power_of_2(cols)\n    warps = min(16, max(1, BLOCK // 512))\n",
+       "    BLOCK = min(triton.next_power_of_2(cols), 1024)\n    warps = min(16, max(1, BLOCK // 512))\n")]
 LOSES = ["test_rmsnorm_triton_bandwidth"]
