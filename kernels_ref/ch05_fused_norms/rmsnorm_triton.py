@@ -2,10 +2,7 @@
 output rounded once (gamma * x * rstd in fp32, then to the output dtype). gamma is loaded before the
 reduction, not after it: its load then overlaps the sum instead of waiting behind it (on an H100, 4096 x
 16384 bf16: 95.8-95.9% of copy against 94.5-94.9% with the load after the sum; 16384 x 4096: the same
-within 0.3 points; benchmarks/gpu_2026-11-26_s9/a/liger_gap_sweep.json). At 4096 columns of a 2-byte dtype the
-launch caps the registers per thread at 40 (Triton's maxnreg), so that 6 programs fit on an SM instead of 4 (Chapter
-5, after exercise 2; on an H200, 16384 x 4096 bf16: 93.1% of copy against 92.0% without the cap, Liger-Kernel 93.2,
-medians of 5 interleaved rounds: benchmarks/gpu_2026-11-29_s24/d/d1.json)."""
+within 0.3 points; benchmarks/gpu_2026-11-26_s9/a/liger_gap_sweep.json)."""
 import triton
 import triton.language as tl
 
@@ -29,8 +26,5 @@ def rmsnorm_triton(x, gamma, y, eps):
     rows, cols = x.shape
     BLOCK = triton.next_power_of_2(cols)
     warps = min(16, max(1, BLOCK // 512))
-    # 4096 2-byte columns, 8 warps: the compiler takes 63 registers a thread, so 4 programs of 256 threads fill an
-    # SM's 65 536; capped at 40, 6 fit and more rows are in flight (a few bytes spill to local memory)
-    cap = {"maxnreg": 40} if BLOCK == 4096 and x.element_size() == 2 else {}
-    rmsnorm_kernel[(rows,)](x, gamma, y, cols, x.stride(0), y.stride(0), eps, BLOCK=BLOCK, num_warps=warps, **cap)
+    rmsnorm_kernel[(rows,)](x, gamma, y, cols, x.stride(0), y.stride(0), eps, BLOCK=BLOCK, num_warps=warps)
     ### END SOLUTION
