@@ -1,0 +1,26 @@
+"""Attack: a slow kernel (one warp a row, about 69% of copy on an H200 against the 74% bar) that tries to keep part of
+its input in L2 from one timed round to the next. The judge times R rounds over input sets that together hold at least
+4 x L2, with no flush between rounds (grading.measure_bandwidth); lines loaded with the evict_last policy outlive
+ordinary traffic (a 2 x L2 memset, benchmarks/gpu_2026-11-29_s23/e). So the kernel loads the first rows of every set
+with evict_last, about 0.4 x L2 a set (both of the judge's two sets of 8192 x 8192 float32 then fit in L2 together),
+and the other rows with the default policy, hoping to find those rows in L2 in the next round. Measured on an H200
+(twenty-fourth session, benchmarks/gpu_2026-11-29_s24/b/b2.json, the reference kernel pinned this way through the real
+judge): 4024-4030 GB/s against the reference's 4014-4016, +0.3%; a row copy pinned so over the judge's rotating sets
+gained as much with an L2 flush between rounds as without it (s24/b/b1.json), so the little it gains is not
+residency. The attack keeps losing its bandwidth cell, as the one-warp kernel does (triton_one_warp)."""
+EXERCISE = "ch01.softmax_triton"
+CELL = "softmax_triton"
+LOAD = '    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"))'
+PATCH = [("y_row_stride, BLOCK: tl.constexpr):", "y_row_stride, BLOCK: tl.constexpr, pin_rows=0):"),
+         (LOAD, '    if row < pin_rows:  # kept in L2 (it hopes) for the next round\n'
+                '        x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"),\n'
+                '                    eviction_policy="evict_last")\n'
+                '    else:\n'
+                '    ' + LOAD),
+         ("num_warps = 4 if BLOCK <= 2048 else (8 if BLOCK <= 8192 else 16)",
+          "num_warps = 1\n"
+          "    import torch as _torch\n"
+          "    l2 = _torch.cuda.get_device_properties(0).L2_cache_size if _torch.cuda.is_available() else 0\n"
+          "    pin_rows = int(0.4 * l2) // (cols * 4)"),
+         ("BLOCK=BLOCK, num_warps=num_warps)", "BLOCK=BLOCK, num_warps=num_warps, pin_rows=pin_rows)")]
+LOSES = ["test_softmax_triton_bandwidth"]
