@@ -18,7 +18,8 @@ for r in range(2):
     for name in ("triton_one_warp", "attack_evict_last_residency"):
         w = next(w for w in for_chapter("ch01_softmax") if w.name == name)
         src = w.apply(reference_source(ex))
-        cells = [cell_from_text(src, "softmax_triton") if c.origin == "softmax_triton" else c for c in chapter_cells(ex)]
+        cells = [cell_from_text(src, "softmax_triton") if c.origin == "softmax_triton" else c
+                 for c in chapter_cells(ex)]
         with Session(cells) as s:
             res = s.check(ex.id, "bandwidth")
         m = re.search(r"([\d.]+) GB/s = ([\d.]+)% of", res.message or "")
