@@ -932,6 +932,21 @@ def test_ch06_cross_entropy_in_place_measured():
     assert span[((1024, 262144), "ce-fast-default-out-of-place")] == (b_out, b_out)
 
 
+def test_ch06_hint_table_not_lifted_by_the_old_flush():
+    """Chapter 6's note under the cross-entropy hint table: on an H200 every variant read the same with the old
+    memset flush and the timer's flush of today, within half a point, at all four shapes (s24/c, ch06_ce_hints.py
+    --memset-flush-too)."""
+    body = flat("ch06_low_precision")
+    assert ("read the same with the old flush and with the timer's flush of today, within half a point of copy at all "
+            "four shapes measured (run `benchmarks/gpu_2026-11-29_s24/c`)") in body
+    doc = load("benchmarks/gpu_2026-11-29_s24/c/c1.json")
+    assert doc["device"] == "NVIDIA H200"
+    assert len({(tuple(r["shape"]), r["dtype"]) for r in doc["runs"]}) == 4
+    diffs = [100 * abs(r["fraction"] - r["fraction_memset_flush"]) for r in doc["runs"]]
+    assert len(diffs) == 48 and max(diffs) < 0.5, max(diffs)
+    assert any(r["variant"] != "no hints" and "evict_last" in r["variant"] for r in doc["runs"])
+
+
 S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 sweeps, c H100 report, d H200 both
 
 
