@@ -262,9 +262,9 @@ def measure_bandwidth(ex: Exercise, runner, seed: int, *, audited: bool = True, 
     per_set = max(1, _nbytes(first) + (b.nbytes(shape) if b.nbytes else 0) // 2)
     # Sets that together hold 4 x L2, no flush between rounds. Lines a kernel loads with the evict_last policy outlive
     # ordinary traffic (benchmarks/gpu_2026-11-29_s23/e), so a submission could try to keep the first rows of each set
-    # in L2 for the next round: on an H200 that gained nothing here (s24/a, b: the pinned kernel read as fast with an
-    # L2 flush between rounds; through this function +0.4% at most, or 5% slower with the other rows evict_first;
-    # attack_evict_last_residency, s24/h)
+    # in L2 for the next round: on an H200 that gained nothing here (s24/b: a pinned row copy's small gain over the
+    # unpinned one was the same with an L2 flush between rounds; through this function +0.4% at most, or 5% slower
+    # with the other rows evict_first, s24/a; attack_evict_last_residency, s24/h)
     n_sets = min(max(2, math.ceil(4 * _l2_bytes() / per_set)), max(1, MAX_SET_BYTES // per_set), 16)
     sets = [first] + [_make(ex, case, seed + 7919 * k, "cuda")[1] for k in range(1, n_sets)]
     refs = [ex.reference(inputs) for inputs in sets]  # before the runner sees a copy of any of them

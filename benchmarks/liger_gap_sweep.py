@@ -128,8 +128,10 @@ def softmax_call(inputs, y, rows_per, warps, cs):
 
 def rmsnorm_call(inputs, y, warps, g_first, cs, maxnreg=None):
     """maxnreg (twenty-fourth session): a register cap per thread (Triton's launch option), so that more programs
-    fit on an SM: compiled offline for sm_90 the kernel takes 63 registers at 8 warps (4 programs of 256 threads an
-    SM), 48 without spilling (5 programs), 40 with 8 bytes of stack (6)."""
+    fit on an SM: compiled offline for sm_90 by Triton 3.7.1 the kernel takes 63 registers at 8 warps (4 programs of
+    256 threads an SM), 48 without spilling (5 programs), 40 with 8 bytes of stack (6)
+    (benchmarks/gpu_2026-11-29_s24/offline_regs.txt). On the H200 (Triton 3.6) it took 38 with or without the cap and
+    the SASS was the same (s24/e, f): the cap changed nothing there."""
     x, g = inputs["x"], inputs["gamma"]
     extra = {"maxnreg": maxnreg} if maxnreg else {}
 
@@ -190,8 +192,9 @@ CASES = [
        lambda i, y, w=w, g1=g1, cs=cs: rmsnorm_call(i, y, w, g1, cs))
       for w, g1, cs in ((8, True, False), (8, True, True), (4, True, False), (16, True, False), (8, False, True),
                         (8, False, False))]
-     + [(f"rms r{r} w{w}{' llama' if ll else ''}", lambda i, y, r=r, w=w, ll=ll: rmsnorm_rows_call(i, y, r, w, ll))
-        for r, w, ll in ((1, 8, False), (1, 8, True), (2, 8, False), (2, 16, False), (4, 16, False))]
+     # (the LLAMA rounding, as Liger-Kernel's default: rejected by the exercise's check, 0.73 ulp, in s24/b and d)
+     + [(f"rms r{r} w{w}", lambda i, y, r=r, w=w: rmsnorm_rows_call(i, y, r, w, False))
+        for r, w in ((1, 8), (2, 8), (2, 16), (4, 16))]
      + [(f"rms w8 g1 mr{mr}", lambda i, y, mr=mr: rmsnorm_call(i, y, 8, True, False, mr)) for mr in (48, 40)]),
     (report.Case("rmsnorm", (4096, 16384), "bfloat16"),
      [(f"rms w{w}{' g1' if g1 else ''}{' cs' if cs else ''}",

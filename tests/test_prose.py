@@ -934,10 +934,10 @@ def test_ch06_cross_entropy_in_place_measured():
 
 def test_ch01_eviction_hints_gain_nothing_on_the_graders_clock():
     """Chapter 1's section 5: a kernel that loads the first rows of each input with evict_last gained at most the
-    quoted percentage over the reference on the judge's clock (s24/b, judge_probe.py, H200); with the other rows at
-    evict_first it was slower (s24/a)."""
-    gain, = quoted("ch01_softmax", r"hoping to find them again in the next round, gained at most ([\d.]+)% on the "
-                   r"grader's clock: run `benchmarks/gpu_2026-11-29_s24/b`")
+    quoted percentage, under 1%, over the reference on the judge's clock (s24/b, judge_probe.py, H200)."""
+    gain, = quoted("ch01_softmax", r"On an H200, loading the first rows of each input that way, hoping to find them "
+                   r"again in the next round, gained nothing beyond noise on the grader's clock: at most ([\d.]+)% "
+                   r"over the same kernel without the hint, run `benchmarks/gpu_2026-11-29_s24/b`")
     assert load("benchmarks/gpu_2026-11-29_s24/b/info.txt").splitlines()[0] == "NVIDIA H200"
 
     def gbps(run, variant):
@@ -945,8 +945,7 @@ def test_ch01_eviction_hints_gain_nothing_on_the_graders_clock():
         return [float(re.match(r"(\d+) GB/s", r["message"]).group(1)) for r in rows if r["variant"] == variant]
     ref, pinned = gbps("b", "reference"), gbps("b", "evict_last_pin_default")
     assert len(ref) == len(pinned) == 2
-    assert round(100 * (max(pinned) / min(ref) - 1), 1) == gain
-    assert max(gbps("a", "evict_last_pin")) < min(gbps("a", "reference"))
+    assert round(100 * (max(pinned) / min(ref) - 1), 1) == gain and gain < 1  # "nothing beyond noise"
 
 
 def test_ch06_hint_table_not_lifted_by_the_old_flush():
@@ -954,11 +953,14 @@ def test_ch06_hint_table_not_lifted_by_the_old_flush():
     memset flush and the timer's flush of today, within half a point, at all four shapes (s24/c, ch06_ce_hints.py
     --memset-flush-too)."""
     body = flat("ch06_low_precision")
-    assert ("read the same with the old flush and with the timer's flush of today, within half a point of copy at all "
-            "four shapes measured (run `benchmarks/gpu_2026-11-29_s24/c`)") in body
+    assert ("On an H200 they did not: every variant of the table's kernel read the same with the old flush and with "
+            "the timer's flush of today, within half a point of copy at all four shapes measured (three `bfloat16`, "
+            "one `float32`; run `benchmarks/gpu_2026-11-29_s24/c`). The H100 table itself was not measured "
+            "again.") in body
     doc = load("benchmarks/gpu_2026-11-29_s24/c/c1.json")
     assert doc["device"] == "NVIDIA H200"
-    assert len({(tuple(r["shape"]), r["dtype"]) for r in doc["runs"]}) == 4
+    shapes = {(tuple(r["shape"]), r["dtype"]) for r in doc["runs"]}
+    assert len(shapes) == 4 and sorted(d for _, d in shapes).count("torch.bfloat16") == 3
     diffs = [100 * abs(r["fraction"] - r["fraction_memset_flush"]) for r in doc["runs"]]
     assert len(diffs) == 48 and max(diffs) < 0.5, max(diffs)
     assert any(r["variant"] != "no hints" and "evict_last" in r["variant"] for r in doc["runs"])

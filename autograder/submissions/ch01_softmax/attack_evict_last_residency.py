@@ -1,8 +1,8 @@
-"""Attack: a slow kernel (one warp a row, about 69% of copy on an H200 against the 74% bar) that tries to keep part of
+"""Attack: a slow kernel (one warp a row, about 68% of copy on an H200 against the 74% bar) that tries to keep part of
 its input in L2 from one timed round to the next. The judge times R rounds over input sets that together hold at least
 4 x L2, with no flush between rounds (grading.measure_bandwidth); lines loaded with the evict_last policy outlive
 ordinary traffic (a 2 x L2 memset, benchmarks/gpu_2026-11-29_s23/e). So the kernel loads the first rows of every set
-with evict_last, about 0.4 x L2 a set (both of the judge's two sets of 8192 x 8192 float32 then fit in L2 together),
+with evict_last, about 0.4 x L2 a set (the pinned rows of both of the judge's sets, 0.8 x L2, fit in L2 together),
 and the other rows with the default policy, hoping to find those rows in L2 in the next round. Measured on an H200
 (twenty-fourth session, benchmarks/gpu_2026-11-29_s24/b/b2.json, the reference kernel pinned this way through the real
 judge): 4024-4030 GB/s against the reference's 4014-4016, +0.2 to +0.4%; a row copy pinned so over the judge's rotating sets
