@@ -5,9 +5,9 @@ ordinary traffic (a 2 x L2 memset, benchmarks/gpu_2026-11-29_s23/e). So the kern
 with evict_last, about 0.4 x L2 a set (the pinned rows of both of the judge's sets, 0.8 x L2, fit in L2 together),
 and the other rows with the default policy, hoping to find those rows in L2 in the next round. Measured on an H200
 (twenty-fourth session, benchmarks/gpu_2026-11-29_s24/b/b2.json, the reference kernel pinned this way through the real
-judge): 4024-4030 GB/s against the reference's 4014-4016, +0.2 to +0.4%; a row copy pinned so over the judge's rotating sets
-gained as much with an L2 flush between rounds as without it (s24/b/b1.json), so the little it gains is not
-residency. This attack, through the real judge (s24/h/h1.json, 2 rounds each): 2832-2835 GB/s against the one-warp
+judge): 4024-4030 GB/s against the reference's 4014-4016, +0.2 to +0.4%; a row copy pinned so over the judge's
+rotating sets gained as much with an L2 flush between rounds as without it (s24/b/b1.json), so the little it gains
+is not residency. This attack, through the real judge (s24/h/h1.json, 2 rounds each): 2832-2835 GB/s against the one-warp
 kernel's 2871, 67-68% of copy both; it loses its bandwidth cell as the one-warp kernel does (GPU validate, s24/h:
 24 match, 0 mismatch)."""
 EXERCISE = "ch01.softmax_triton"
