@@ -7,8 +7,8 @@ and the other rows with the default policy, hoping to find those rows in L2 in t
 (twenty-fourth session, benchmarks/gpu_2026-11-29_s24/b/b2.json, the reference kernel pinned this way through the real
 judge): 4024-4030 GB/s against the reference's 4014-4016, +0.2 to +0.4%; a row copy pinned so over the judge's
 rotating sets gained as much with an L2 flush between rounds as without it (s24/b/b1.json), so the little it gains
-is not residency. This attack, through the real judge (s24/h/h1.json, 2 rounds each): 2832-2835 GB/s against the one-warp
-kernel's 2871, 67-68% of copy both; it loses its bandwidth cell as the one-warp kernel does (GPU validate, s24/h:
+is not residency. This attack, through the real judge (s24/h/h1.json, 2 rounds each): 2832-2835 GB/s against the
+one-warp kernel's 2871, 67-68% of copy both; it loses its bandwidth cell as the one-warp kernel does (GPU validate, s24/h:
 24 match, 0 mismatch)."""
 EXERCISE = "ch01.softmax_triton"
 CELL = "softmax_triton"
