@@ -1458,11 +1458,10 @@ def test_ch04_exp2_on_the_fma_units():
 def test_ch05_persistent_grid_measured():
     """Exercise 2's 'Why not a persistent grid?': the H200 run s25/c (rms_persistent_probe.py) and the reference's
     register count (s24/e, e0.json), and the register arithmetic the paragraph derives."""
-    ref, best, ref_w, best_w, plain2 = quoted(
+    ref, best, ref_w, best_w = quoted(
         "ch05_fused_norms", r"at 16 384 × 4 096 `bfloat16` one program per row read ([\d.]+)% of the copy bandwidth "
         r"and the best looping version ([\d.]+)% \(4 warps a program, 4 programs per SM, the next row loaded "
-        r"early\); at 4 096 × 16 384, ([\d.]+)% against ([\d.]+)%.*?with only 2 looping programs per SM "
-        r"\(no early load\) the kernel read ([\d.]+)%")
+        r"early\); at 4 096 × 16 384, ([\d.]+)% against ([\d.]+)%")
     doc = load("benchmarks/gpu_2026-11-29_s25/c/c1.json")
     assert doc["gpu"] == "NVIDIA H200"
     pct = {(tuple(c["shape"]), r["impl"]): round(r["pct_copy"], 1) for c in doc["cases"] for r in c["records"]}
@@ -1470,15 +1469,23 @@ def test_ch05_persistent_grid_measured():
     looping = lambda shape: [v for (s, impl), v in pct.items() if s == shape and "/SM" in impl]  # noqa: E731
     assert (pct[tall, "reference"], pct[tall, "prefetch 4/SM w4"], max(looping(tall))) == (ref, best, best)
     assert (pct[wide, "reference"], max(looping(wide))) == (ref_w, best_w)
-    assert pct[tall, "plain 2/SM w8"] == plain2
-    regs, rounded, progs, used, per_sm, prefetch_regs, allocated, fit = quoted(
-        "ch05_fused_norms", r"The reference kernel takes (\d+) registers a thread, rounded up to (\d+) .*?so "
-        r"\$(\d+) \\times 256 \\times \d+ = ([\d\\,]+)\$ of an SM's ([\d ]+) registers hold \d+ programs of 8 warps.*?"
-        r"A program holding the next row as well takes (\d+) registers a thread \((\d+) allocated\), so only (\d+) fit")
+    regs, rounded, progs, threads, rounded_again, used, per_sm, progs_again, warps, prefetch_regs, allocated, fit = \
+        quoted("ch05_fused_norms", r"The reference kernel takes (\d+) registers a thread, rounded up to (\d+) .*?and "
+               r"(\d+) programs × (\d+) threads × (\d+) registers = ([\d ]+) of an SM's ([\d ]+): (\d+) of its "
+               r"programs of (\d+) warps can be resident.*?At 8 warps a looping program that also holds the next row "
+               r"takes (\d+) registers a thread \((\d+) allocated\), so (\d+) fit")
+    plain2, plain4 = quoted("ch05_fused_norms", r"looping without the early load, 2 programs per SM read ([\d.]+)%, "
+                            r"4 read ([\d.]+)%")
+    assert (plain2, plain4) == (pct[tall, "plain 2/SM w8"], pct[tall, "plain 4/SM w8"])
     e0 = load("benchmarks/gpu_2026-11-29_s24/e/e0.json")
     assert e0["gpu"] == "NVIDIA H200" and e0["rows"][0]["maxnreg"] is None and e0["rows"][0]["n_regs"] == regs
+    # the reference's launch at 4096 columns: BLOCK 4096, num_warps = BLOCK // 512 (rmsnorm_triton)
+    assert "warps = min(16, max(1, BLOCK // 512))" in load("kernels_ref/ch05_fused_norms/rmsnorm_triton.py")
+    assert warps == 4096 // 512 and threads == 32 * warps and rounded_again == rounded and progs_again == progs
     assert e0["regs_per_sm"] == per_sm and rounded == -(-regs // 8) * 8 and allocated == -(-prefetch_regs // 8) * 8
-    assert progs == per_sm // (256 * rounded) and used == progs * 256 * rounded and fit == per_sm // (256 * allocated)
-    # 58 registers: the prefetching kernel at 8 warps (rms_persistent_probe compiles it first; 48: the other one)
-    w8 = [v["n_regs"] for k, v in doc["cases"][0]["regs"].items() if "'num_warps': 8" in k]
-    assert w8 == [prefetch_regs, 48]
+    assert progs == per_sm // (threads * rounded) and used == progs * threads * rounded
+    assert fit == per_sm // (threads * allocated)
+    # the prefetching kernel (PREFETCH=True) at 8 warps, from the probe's record of each compiled specialization
+    (w8,) = [v["n_regs"] for k, v in doc["cases"][0]["regs"].items()
+             if "('constexpr', True)]{'num_warps': 8," in k]
+    assert w8 == prefetch_regs
