@@ -1457,35 +1457,49 @@ def test_ch04_exp2_on_the_fma_units():
 
 def test_ch05_persistent_grid_measured():
     """Exercise 2's 'Why not a persistent grid?': the H200 run s25/c (rms_persistent_probe.py) and the reference's
-    register count (s24/e, e0.json), and the register arithmetic the paragraph derives."""
+    register count (s24/e, e0.json), and the register arithmetic the paragraph derives; and the statement's widths."""
+    ch = "ch05_fused_norms"
     ref, best, ref_w, best_w = quoted(
-        "ch05_fused_norms", r"at 16 384 × 4 096 `bfloat16` one program per row read ([\d.]+)% of the copy bandwidth "
-        r"and the best looping version ([\d.]+)% \(4 warps a program, 4 programs per SM, the next row loaded "
-        r"early\); at 4 096 × 16 384, ([\d.]+)% against ([\d.]+)%")
+        ch, r"at 16 384 × 4 096 `bfloat16` one program per row read ([\d.]+)% of the copy bandwidth and the best "
+        r"looping version ([\d.]+)% \(4 warps a program, 4 programs per SM, the next row loaded early\); at "
+        r"4 096 × 16 384, ([\d.]+)% against ([\d.]+)%, where the two kernels' times from round to round overlap")
     doc = load("benchmarks/gpu_2026-11-29_s25/c/c1.json")
     assert doc["gpu"] == "NVIDIA H200"
-    pct = {(tuple(c["shape"]), r["impl"]): round(r["pct_copy"], 1) for c in doc["cases"] for r in c["records"]}
+    recs = {(tuple(c["shape"]), r["impl"]): r for c in doc["cases"] for r in c["records"]}
+    pct = {k: round(r["pct_copy"], 1) for k, r in recs.items()}
     tall, wide = (16384, 4096), (4096, 16384)
-    looping = lambda shape: [v for (s, impl), v in pct.items() if s == shape and "/SM" in impl]  # noqa: E731
-    assert (pct[tall, "reference"], pct[tall, "prefetch 4/SM w4"], max(looping(tall))) == (ref, best, best)
-    assert (pct[wide, "reference"], max(looping(wide))) == (ref_w, best_w)
-    regs, rounded, progs, threads, rounded_again, used, per_sm, progs_again, warps, prefetch_regs, allocated, fit = \
-        quoted("ch05_fused_norms", r"The reference kernel takes (\d+) registers a thread, rounded up to (\d+) .*?and "
-               r"(\d+) programs × (\d+) threads × (\d+) registers = ([\d ]+) of an SM's ([\d ]+): (\d+) of its "
-               r"programs of (\d+) warps can be resident.*?At 8 warps a looping program that also holds the next row "
-               r"takes (\d+) registers a thread \((\d+) allocated\), so (\d+) fit")
-    plain2, plain4 = quoted("ch05_fused_norms", r"looping without the early load, 2 programs per SM read ([\d.]+)%, "
-                            r"4 read ([\d.]+)%")
-    assert (plain2, plain4) == (pct[tall, "plain 2/SM w8"], pct[tall, "plain 4/SM w8"])
+    looping = lambda shape: {impl: v for (s, impl), v in pct.items() if s == shape and "/SM" in impl}  # noqa: E731
+    assert (pct[tall, "reference"], pct[tall, "prefetch 4/SM w4"], max(looping(tall).values())) == (ref, best, best)
+    assert (pct[wide, "reference"], max(looping(wide).values())) == (ref_w, best_w)
+    fastest_wide = max(looping(wide), key=looping(wide).get)
+    a, b = (recs[wide, impl]["ms_rounds"] for impl in ("reference", fastest_wide))
+    assert max(a) >= min(b) and max(b) >= min(a)  # "overlap"
+    warps, threads, per_thread, regs, rounded, per_sm, threads2, rounded2, progs, progs2, threads3, rounded3, used, \
+        seventh, resident, max_warps, prefetch_regs, allocated, fit, fit_warps = quoted(
+            ch, r"There the reference runs (\d+) warps \((\d+) threads\) a program, so each thread holds 4 096 / \d+ = "
+            r"(\d+) values; it takes (\d+) registers a thread .*?rounded up to (\d+) \(registers are handed out in "
+            r"multiples of 8 a thread\)\. .*?fit ⌊([\d ]+) / \((\d+) × (\d+)\)⌋ = (\d+) such programs \((\d+) "
+            r"programs × (\d+) threads × (\d+) registers = ([\d ]+); a seventh would need ([\d ]+)\): (\d+) of its "
+            r"(\d+) warps\. An 8-warp looping program that also holds the next row takes (\d+) registers a thread "
+            r"\((\d+) allocated\), so (\d+) fit: (\d+) warps")
     e0 = load("benchmarks/gpu_2026-11-29_s24/e/e0.json")
     assert e0["gpu"] == "NVIDIA H200" and e0["rows"][0]["maxnreg"] is None and e0["rows"][0]["n_regs"] == regs
     # the reference's launch at 4096 columns: BLOCK 4096, num_warps = BLOCK // 512 (rmsnorm_triton)
     assert "warps = min(16, max(1, BLOCK // 512))" in load("kernels_ref/ch05_fused_norms/rmsnorm_triton.py")
-    assert warps == 4096 // 512 and threads == 32 * warps and rounded_again == rounded and progs_again == progs
-    assert e0["regs_per_sm"] == per_sm and rounded == -(-regs // 8) * 8 and allocated == -(-prefetch_regs // 8) * 8
-    assert progs == per_sm // (threads * rounded) and used == progs * threads * rounded
-    assert fit == per_sm // (threads * allocated)
+    assert warps == 4096 // 512 and threads == threads2 == threads3 == 32 * warps and per_thread == 4096 / threads
+    assert rounded == rounded2 == rounded3 == -(-regs // 8) * 8 and allocated == -(-prefetch_regs // 8) * 8
+    assert e0["regs_per_sm"] == per_sm and progs == progs2 == per_sm // (threads * rounded)
+    assert used == progs * threads * rounded and seventh == (progs + 1) * threads * rounded > per_sm
+    assert resident == progs * warps and max_warps == 2048 // 32  # sm_90: at most 2048 threads an SM
+    assert fit == per_sm // (threads * allocated) and fit_warps == fit * warps
+    plain2, plain4, plain8 = quoted(ch, r"looping without the early load, 2 programs per SM read ([\d.]+)% and 4 read "
+                                    r"([\d.]+)%, but 8 read no more \(([\d.]+)%\)")
+    assert [pct[tall, f"plain {k}/SM w8"] for k in (2, 4, 8)] == [plain2, plain4, plain8] and plain8 <= plain4
     # the prefetching kernel (PREFETCH=True) at 8 warps, from the probe's record of each compiled specialization
     (w8,) = [v["n_regs"] for k, v in doc["cases"][0]["regs"].items()
              if "('constexpr', True)]{'num_warps': 8," in k]
     assert w8 == prefetch_regs
+    # the statement's widths: those of the correctness check's cases
+    from autograder import registry
+    widths = quoted(ch, r"the correctness test alone uses (\d+), ([\d ]+) and ([\d ]+) columns")
+    assert sorted(widths) == sorted({c.shape[1] for c in registry.get("ch05.rmsnorm_triton").cases["correctness"]})
