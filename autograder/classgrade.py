@@ -33,6 +33,8 @@ import sys
 import tempfile
 import time
 
+from .nbgrader_run import require_course_config
+
 VERSION = 1
 NEEDS_GPU = "not graded: needs a GPU (this machine has none; grade on a GPU machine to score it)"
 
@@ -375,6 +377,11 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
         # H100s (BENCHMARKS.md: 4 per GPU on two, 6 on one; quiet checks are mostly compiles, on the CPU)
         jobs = min(cores, 4 * len(gpus)) if gpus else cores
     jobs = max(1, min(jobs, len(todo) or 1))
+    from . import sandbox
+    boxed, why = sandbox.status()
+    if not boxed and todo:  # said before any student code runs, and again in the summary
+        print(f"WARNING: NO SANDBOX ({why}): student code will run with this user's rights, able to read and write "
+              "what this user can. Grade as root on Linux for the sandbox.", file=out, flush=True)
     where = ", ".join("GPU " + g for g in gpus) if gpus else "CPU (no GPU: timed checks are not graded)"
     print(f"flashcourse: {chapter}: {len(mine)} submissions{f' in shard {shard_spec}' if shard_spec else ''}, "
           f"{len(mine) - len(todo)} already graded (kept; --force regrades), {len(todo)} to grade with "
@@ -437,14 +444,14 @@ def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None
     import shutil
     import subprocess
 
-    from .nbgrader_run import ROOT
+    from .nbgrader_run import GUARD_MODULE, ROOT
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # nbgrader runs `alembic`
     if replay_dir is not None:
         env["FLASHCOURSE_REPLAY"] = replay_dir
         env["CUDA_VISIBLE_DEVICES"] = ""
-    cmd = [sys.executable, "-m", "nbgrader", *args]
+    cmd = [sys.executable, "-m", GUARD_MODULE, *args]  # nbgrader itself, refused without the course config
     if background and shutil.which("nice"):
         cmd = ["nice", "-n", "10", *cmd]
     fd = os.open(os.path.join(course, GRADEBOOK_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
@@ -512,6 +519,7 @@ def collect(course: str, chapter: str, results: str | None = None, out=sys.stdou
     """Merge the result files into gradebook.db through nbgrader autograde (replaying, not grading); print
     the summary; 0 if every submission with a result was recorded."""
     course = os.path.abspath(course)
+    require_course_config(course)
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
     _generate(course, chapter, out=out)
     return _finish(course, chapter, results, {}, out=out)
@@ -532,8 +540,8 @@ def _finish(course: str, chapter: str, results: str, recorded: dict, out=sys.std
         if r.returncode != 0 or errors:
             ok = r.returncode == 0
             print("nbgrader reported:\n  " + "\n  ".join(errors[-20:]), file=out)
-    summary(course, chapter, results, current, stale, missing, out=out)
-    return 0 if ok else 1
+    disagree = summary(course, chapter, results, current, stale, missing, out=out)
+    return 0 if ok and not disagree else 1
 
 
 class Collector:
@@ -632,6 +640,7 @@ def autograde_class(course: str, chapter: str, *, jobs: int | None = None, resul
     (Collector), then record the rest and summarise as `collect` does. Returns collect's exit status and the
     timings: grade_s (grading), collect_s (what remained once grading ended), total_s, batches."""
     course = os.path.abspath(course)
+    require_course_config(course)  # before any submission is graded: nbgrader must replay the judge's verdicts
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
     t0 = time.perf_counter()
     collector = Collector(course, chapter, results, batch=batch, every=every, out=out)
@@ -648,8 +657,9 @@ def autograde_class(course: str, chapter: str, *, jobs: int | None = None, resul
                 "batches": collector.batches}
 
 
-def summary(course, chapter, results, current: dict, stale: list, missing: list, out=sys.stdout) -> None:
-    """The table (student x test cell), what needs attention, and checks.csv beside the results."""
+def summary(course, chapter, results, current: dict, stale: list, missing: list, out=sys.stdout) -> int:
+    """The table (student x test cell), what needs attention, and checks.csv beside the results; the number of
+    students whose gradebook score differs from the judge's (each named, never silent)."""
     from nbgrader.api import Gradebook
     scores = {}
     with Gradebook(f"sqlite:///{os.path.join(course, 'gradebook.db')}") as gb:
@@ -665,16 +675,23 @@ def summary(course, chapter, results, current: dict, stale: list, missing: list,
               "that cannot run them: see each check's message): they score 0 until graded where they can run",
               file=out)
     cells = sorted({g for r in current.values() for g in r["cells"]})
+    disagree: list[tuple[str, str]] = []
     print(f"\n{chapter}: {len(current)} submissions recorded in the gradebook", file=out)
     print("student".ljust(16) + "score".rjust(9) + "  failed test cells", file=out)
     for s in sorted(current):
         sc = scores.get(s)
         total = sum(c["points"] for c in current[s]["cells"].values())
         got = sum(v for v in sc.values() if v) if sc else 0.0
+        judged = sum(c["points"] for c in current[s]["cells"].values() if c["passed"])
+        if sc is not None and abs(got - judged) > 1e-9:  # the gradebook was not filled from the judge's verdicts
+            disagree.append((s, f"the gradebook says {got:g}/{total:g} but the judge gave {judged:g}: nbgrader did "
+                                "not replay the judge's verdicts (is this course's nbgrader_config.py in place?)"))
         bad = [g for g in cells if g in current[s]["cells"] and not current[s]["cells"][g]["passed"]]
         shown = f"{got:g}/{total:g}" if sc is not None else "NOT RECORDED"
+        if sc is not None and abs(got - judged) > 1e-9:
+            shown = f"{got:g}?{judged:g}"
         print(s[:15].ljust(16) + shown.rjust(9) + "  " + (", ".join(bad) if bad else "-"), file=out)
-    attention = [(s, why) for s in sorted(current) for why in current[s].get("attention", [])]
+    attention = disagree + [(s, why) for s in sorted(current) for why in current[s].get("attention", [])]
     attention += [(s, "not recorded in the gradebook (see nbgrader's messages)") for s in sorted(current)
                   if scores.get(s) is None]
     attention += [(s, "submission changed since it was graded: run autograde again") for s in stale]
@@ -697,6 +714,10 @@ def summary(course, chapter, results, current: dict, stale: list, missing: list,
                             r.get("device", ""), c["message"].splitlines()[0][:300] if c["message"] else ""])
     os.replace(path + ".part", path)
     print(f"\nper check: {path}", file=out)
+    if disagree:
+        print(f"ERROR: {len(disagree)} gradebook score(s) differ from the judge's: do not release these grades",
+              file=out)
+    return len(disagree)
 
 
 # ---------- the replay, inside nbgrader's autograde (IsolatedRegrade calls it) ----------

@@ -14,7 +14,7 @@ def _nbgrader(args: list[str], cwd: str, quiet: bool = True, progress: bool = Fa
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # nbgrader runs `alembic`
-    cmd = [sys.executable, "-m", "nbgrader", *args]
+    cmd = [sys.executable, "-m", GUARD_MODULE, *args]  # nbgrader itself, refused without the course config
     if progress:  # echo nbgrader's per-notebook and per-check lines as they come
         lines = []
         with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -47,3 +47,78 @@ def _course_copy(tmp: str, chapter: str) -> None:
     shutil.copy(os.path.join(ROOT, "nbgrader_config.py"), tmp)
     shutil.copytree(os.path.join(ROOT, "source", chapter), os.path.join(tmp, "source", chapter),
                     ignore=shutil.ignore_patterns("*.nb.md", ".ipynb_checkpoints", "__pycache__"))
+
+
+# ---------- nbgrader through a guard: autograde only with the course's own configuration ----------
+#
+# Without the course's nbgrader_config.py, `nbgrader autograde` falls back to its own Execute step: it runs every
+# student notebook in a plain kernel with the instructor's rights, and the test cells score whatever that kernel
+# makes of them (a blank notebook once got full marks so). Every nbgrader process flashcourse starts is therefore
+# `python -m autograder.nbgrader_run ARGS`: nbgrader's own application, initialised as usual (every config file it
+# would read, the command line last), and refused before it starts if autograde would run with anything but
+# IsolatedRegrade in place of Execute.
+
+GUARD_MODULE = "autograder.nbgrader_run"
+
+
+def autograde_problem(config) -> str | None:
+    """Why nbgrader's autograde, configured by `config` (a traitlets Config), would run student code itself."""
+    from nbgrader.preprocessors import Execute
+
+    from .nbgrader_plugins import IsolatedRegrade
+    pre = config.Autograde.get("autograde_preprocessors") if "Autograde" in config else None
+    if not pre:
+        return ("no Autograde.autograde_preprocessors in the configuration: nbgrader's default would execute "
+                "every notebook itself (no sandbox, no judge)")
+    names = [getattr(p, "__qualname__", str(p)) if not isinstance(p, str) else p.rsplit(".", 1)[-1] for p in pre]
+    if any(p is Execute or (isinstance(p, type) and issubclass(p, Execute)) for p in pre if not isinstance(p, str)) \
+            or "Execute" in names:
+        return "Autograde.autograde_preprocessors contains nbgrader's Execute: it would run student code itself"
+    if IsolatedRegrade.__qualname__ not in names:
+        return "Autograde.autograde_preprocessors lacks flashcourse's IsolatedRegrade (the judge's verdicts)"
+    return None
+
+
+def course_config_problem(course: str) -> str | None:
+    """Why `nbgrader autograde` in the course directory `course` would not grade through flashcourse's judge
+    (None when it would): nbgrader's configuration loaded there exactly as nbgrader loads it."""
+    if not os.path.isfile(os.path.join(course, "nbgrader_config.py")):
+        return (f"{course} has no nbgrader_config.py: copy the course's (from {ROOT}) into it; without it nbgrader "
+                "would execute every submission itself, unsandboxed, and score what that execution prints")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", GUARD_MODULE, "--check-only", "autograde"], cwd=course, env=env,
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        return None
+    return (r.stdout + r.stderr).strip().splitlines()[-1] if (r.stdout + r.stderr).strip() else \
+        f"nbgrader's configuration in {course} could not be checked (exit {r.returncode})"
+
+
+def require_course_config(course: str) -> None:
+    """Stop (SystemExit, a clear message) unless nbgrader in `course` grades through flashcourse's judge."""
+    why = course_config_problem(course)
+    if why:
+        raise SystemExit(f"flashcourse: refusing to grade: {why}")
+
+
+def _guarded_main(argv: list[str]) -> int:
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+    check_only = argv[:1] == ["--check-only"]
+    argv = argv[1:] if check_only else argv
+    app = NbGraderApp.instance()
+    app.initialize(argv)
+    sub = app.subapp
+    if argv[:1] == ["autograde"]:
+        why = autograde_problem(sub.config if sub is not None else app.config)
+        if why:
+            print(f"flashcourse: refusing to run nbgrader autograde in {os.getcwd()}: {why}", file=sys.stderr)
+            return 3
+    if check_only:
+        return 0
+    app.start()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_guarded_main(sys.argv[1:]))

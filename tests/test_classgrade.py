@@ -318,3 +318,75 @@ def test_a_submissions_timed_checks_take_the_gpu_alone_once_together():
                       "take exclusive", "check", "check", "check", "give exclusive", "feedback"]
     with GpuTurns(None) as turns, turns.for_check(True):  # CPU mode: no lock, nothing taken
         pass
+
+
+# ---------- no grading without the course's configuration ----------
+
+def _planted(root: str, marker: str) -> None:
+    """A submission whose solution cell would leave a file on the host if anything executed it unsandboxed (as
+    nbgrader's own Execute step does when the course's nbgrader_config.py is missing)."""
+    nb = _release()
+    c = _cell(nb, "safe_softmax")
+    c.source = f"open({marker!r}, 'w').write('ran')\n" + c.source
+    d = os.path.join(root, "submitted", "eve", CH)
+    os.makedirs(d)
+    nbformat.write(nb, os.path.join(d, f"{CH}.ipynb"))
+
+
+@pytest.mark.parametrize("config", [None, "c = get_config()\nc.CourseDirectory.course_id = 'x'\n",
+                                    "from nbgrader.preprocessors import Execute, SaveAutoGrades\n"
+                                    "from autograder.nbgrader_plugins import IsolatedRegrade\n"
+                                    "c = get_config()\n"
+                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]\n"])
+def test_a_course_without_its_config_is_refused_before_anything_runs(tmp_path, config):
+    """Without the course's nbgrader_config.py (or with one whose autograde would execute notebooks itself)
+    `flashcourse autograde` and `collect` refuse with a clear message: nothing graded, no gradebook, and the
+    submission's code never ran."""
+    root = make_course(str(tmp_path / "course"), n_blank=1)
+    os.remove(os.path.join(root, "nbgrader_config.py"))
+    if config is not None:
+        with open(os.path.join(root, "nbgrader_config.py"), "w") as f:
+            f.write(config)
+    marker = str(tmp_path / "ran-on-the-host")
+    _planted(root, marker)
+    why = {None: "has no nbgrader_config.py", "c = ": "no Autograde.autograde_preprocessors"}.get(
+        config if config is None else config[:4], "contains nbgrader's Execute")
+    for args in (("autograde", CH, "--course-dir", root), ("autograde", CH, "--course-dir", root, "--shard", "0/2"),
+                 ("collect", CH, "--course-dir", root)):
+        r = _flashcourse(*args, cwd=str(tmp_path))
+        assert r.returncode != 0, (args, r.stdout, r.stderr)
+        assert "refusing to grade" in r.stderr and why in r.stderr, (args, r.stderr)
+    assert not os.path.exists(marker)
+    assert not os.path.exists(os.path.join(root, "gradebook.db"))
+    assert not os.path.exists(os.path.join(root, "results"))
+
+
+def test_every_nbgrader_autograde_flashcourse_starts_is_guarded(tmp_path):
+    """The gradebook's writer refuses by itself too (a config removed after the pre-flight check): nbgrader's
+    autograde never starts, the planted cell never runs."""
+    root = make_course(str(tmp_path / "course"), n_blank=0)
+    os.remove(os.path.join(root, "nbgrader_config.py"))
+    marker = str(tmp_path / "ran-on-the-host")
+    _planted(root, marker)
+    r = classgrade._nbgrader_writer(["autograde", CH, "--force"], root, replay_dir=str(tmp_path / "results"))
+    assert r.returncode == 3 and "refusing to run nbgrader autograde" in r.stderr, r.stderr
+    assert not os.path.exists(marker)
+
+
+@pytest.mark.slow
+def test_without_the_guard_nbgrader_would_run_the_submission_on_the_host(tmp_path):
+    """The attack the guard stops, shown real: plain `nbgrader autograde` in a course directory without the config
+    executes the submission's cell outside any sandbox."""
+    root = make_course(str(tmp_path / "course"), n_blank=0)
+    for s in ("alice", "bob", "carol", "dave", "mallory", "trudy"):
+        shutil.rmtree(os.path.join(root, "submitted", s))
+    marker = str(tmp_path / "ran-on-the-host")
+    _planted(root, marker)
+    env = dict(os.environ, PYTHONPATH=nbtext.ROOT, FLASHCOURSE_MODE="cpu")
+    g = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", CH, "--force"], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=300)  # with the config: the gradebook knows CH
+    os.remove(os.path.join(root, "nbgrader_config.py"))
+    a = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", CH, "--force",
+                        "--ExecutePreprocessor.timeout=300"], cwd=root, env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert os.path.exists(marker), (g.stderr[-3000:], a.stderr[-3000:])
