@@ -323,11 +323,10 @@ def test_a_submissions_timed_checks_take_the_gpu_alone_once_together():
 # ---------- no grading without the course's configuration ----------
 
 def _planted(root: str, marker: str) -> None:
-    """A submission whose solution cell would leave a file on the host if anything executed it unsandboxed (as
-    nbgrader's own Execute step does when the course's nbgrader_config.py is missing)."""
+    """A submission with a cell of its own that would leave a file on the host if anything executed it unsandboxed
+    (as nbgrader's own Execute step does when the course's nbgrader_config.py is missing)."""
     nb = _release()
-    c = _cell(nb, "safe_softmax")
-    c.source = f"open({marker!r}, 'w').write('ran')\n" + c.source
+    nb.cells.insert(1, nbformat.v4.new_code_cell(f"open({marker!r}, 'w').write('ran')"))  # a cell of her own
     d = os.path.join(root, "submitted", "eve", CH)
     os.makedirs(d)
     nbformat.write(nb, os.path.join(d, f"{CH}.ipynb"))
@@ -337,7 +336,8 @@ def _planted(root: str, marker: str) -> None:
                                     "from nbgrader.preprocessors import Execute, SaveAutoGrades\n"
                                     "from autograder.nbgrader_plugins import IsolatedRegrade\n"
                                     "c = get_config()\n"
-                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]\n"])
+                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]\n"
+                                    ])
 def test_a_course_without_its_config_is_refused_before_anything_runs(tmp_path, config):
     """Without the course's nbgrader_config.py (or with one whose autograde would execute notebooks itself)
     `flashcourse autograde` and `collect` refuse with a clear message: nothing graded, no gradebook, and the
@@ -382,11 +382,13 @@ def test_without_the_guard_nbgrader_would_run_the_submission_on_the_host(tmp_pat
         shutil.rmtree(os.path.join(root, "submitted", s))
     marker = str(tmp_path / "ran-on-the-host")
     _planted(root, marker)
-    env = dict(os.environ, PYTHONPATH=nbtext.ROOT, FLASHCOURSE_MODE="cpu")
+    env = dict(os.environ, PYTHONPATH=nbtext.ROOT, FLASHCOURSE_MODE="cpu",
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))  # `alembic`
     g = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", CH, "--force"], cwd=root, env=env,
                        capture_output=True, text=True, timeout=300)  # with the config: the gradebook knows CH
     os.remove(os.path.join(root, "nbgrader_config.py"))
     a = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", CH, "--force",
-                        "--ExecutePreprocessor.timeout=300"], cwd=root, env=env, capture_output=True, text=True,
-                       timeout=900)
-    assert os.path.exists(marker), (g.stderr[-3000:], a.stderr[-3000:])
+                        "--CourseDirectory.course_id=flashcourse", "--ExecutePreprocessor.timeout=300"], cwd=root,
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert g.returncode == 0, g.stderr[-3000:]
+    assert os.path.exists(marker), a.stderr[-3000:]
