@@ -48,12 +48,12 @@ def flush_l2() -> None:
 
     Overwriting a buffer twice the size of L2 is not enough on its own: lines that a kernel loaded with the
     evict_last policy (Triton's eviction_policy="evict_last"; torch.compile's softmax reads its input that way)
-    outlive that ordinary traffic. On an H200 (benchmarks/gpu_2026-11-29_s23/c, e) a softmax timed right after
+    outlive that ordinary traffic. On an H200 a softmax timed right after
     such a kernel read the same input about 2% faster than after anything else (Liger-Kernel's 8192 x 8192
     float32: 98.0% of copy against 95.8-96.1), and not after the same kernel reading another buffer. So the buffer
     is first read with evict_last too (evicting those lines: among lines of one priority the least recently used
     go first), its lines are given back the normal priority (left at evict_last, they made the next kernel read
-    1-2% faster: run s23/h), and then it is overwritten as before. GPUs older than compute capability 8.0 have no
+    1-2% faster), and then it is overwritten as before. GPUs older than compute capability 8.0 have no
     L2 eviction priorities (PTX's L2::evict_last and applypriority need sm_80): there the overwrite alone."""
     import torch
     buf = _FLUSH.get("buf")

@@ -11,6 +11,8 @@ import statistics
 import numpy as np
 import pytest
 
+from benchmarks import archive
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHAPTERS = sorted(d for d in os.listdir(os.path.join(ROOT, "source"))
                   if os.path.isfile(os.path.join(ROOT, "source", d, f"{d}.nb.md")))
@@ -29,8 +31,17 @@ def flat(chapter: str) -> str:
 
 
 def load(rel: str):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+    """A data file of the repository, or of the archive of measurement runs (benchmarks/archive.py) where the tree
+    no longer holds it: JSON parsed, anything else as text."""
+    path = os.path.join(ROOT, rel)
+    if not os.path.exists(path) and archive.is_archived(rel):
+        return archive.read(rel)
+    with open(path, encoding="utf-8") as f:
         return json.load(f) if rel.endswith(".json") else f.read()
+
+
+def exists(rel: str) -> bool:
+    return os.path.exists(os.path.join(ROOT, rel)) or archive.is_archived(rel)
 
 
 def quoted(chapter: str, pattern: str) -> list[float]:
@@ -76,8 +87,12 @@ REQUIRED = {
                         "coalescing"],
     "ch03_online_softmax": ["sm", "register", "shared-memory", "l2", "warp"],
     "ch04_flash_attention": ["tensor-core", "register", "register-spill", "l2", "hbm", "warp-specialisation",
-                             "warp", "shared-memory"],
-    "ch05_fused_norms": ["hbm", "tensor-core", "ulp", "warp", "register", "sm", "l2"],
+                             "warp", "shared-memory", "warpgroup", "tma", "mbarrier", "setmaxnreg", "gluon"],
+    "ch05_fused_norms": ["hbm", "tensor-core", "ulp", "warp", "register", "sm", "l2", "residual-stream",
+                         "quantisation"],
+    "ch06_low_precision": ["kernel", "warp", "register", "shared-memory", "l2", "sm", "ulp", "formats",
+                           "quantisation", "fixed-point", "subnormal", "block-scaling", "logit", "tensor-core",
+                           "memory-bound", "eviction-policy", "atomic", "log-sum-exp", "bandwidth"],
 }
 
 
@@ -119,7 +134,7 @@ H200_CH5 = "## Chapter 5 · fused norms, NVIDIA H200"
 
 def _benchmarks_md_row(prefix: str, section: str) -> str:
     """The first table row of BENCHMARKS.md's `section` that starts with `prefix`."""
-    body = load("BENCHMARKS.md")
+    body = archive.read("BENCHMARKS.md")  # the work log as it stood when the runs were archived
     start = body.index(section)
     end = body.find("\n## ", start + 1)
     lines = [ln for ln in body[start:end if end > 0 else None].splitlines() if ln.startswith(prefix)]
@@ -128,7 +143,7 @@ def _benchmarks_md_row(prefix: str, section: str) -> str:
 
 
 def _benchmarks_md_block(prefix: str, section: str, rows: int = 3) -> str:
-    body = load("BENCHMARKS.md")
+    body = archive.read("BENCHMARKS.md")
     i = body.index(prefix, body.index(section))
     return "\n".join(body[i:].splitlines()[:rows])
 
@@ -243,7 +258,7 @@ def _rounds(run: str, gpu: str, impl: str, shape_dtype, config: dict, session: s
     """Every round's % of copy of one impl and config in a cluster sweep: run `run` of `session` (the twelfth's
     unless named), whose gpu.txt (or info.txt's first line) names `gpu`."""
     data = load(f"{session}/{run}/cluster.json")
-    named = f"{session}/{run}/gpu.txt" if os.path.exists(os.path.join(ROOT, session, run, "gpu.txt")) else \
+    named = f"{session}/{run}/gpu.txt" if exists(f"{session}/{run}/gpu.txt") else \
         f"{session}/{run}/info.txt"
     assert data["gpu"] == gpu and load(named).splitlines()[0].strip() == gpu
     out = [round(r["pct"], 1) for r in data["records"] if r["impl"] == impl and r["shape"] == shape_dtype[0]
@@ -261,10 +276,10 @@ def statistics_mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-__all__ = ['hashlib', 'json', 'math', 'os', 're', 'statistics', 'np', 'pytest', 'ROOT', 'CHAPTERS', 'GLOSSARY',
-           'DIAGRAMS', 'text', 'flat', 'load', 'quoted', 'PRIVATE', 'IMAGE', 'LINK', 'REQUIRED', 'anchors',
-           '_progression', '_bench', '_sweep', 'H100_CH23', 'H100_H200_CH4', 'H200_CH5', '_benchmarks_md_row',
-           '_benchmarks_md_block', '_copy', 'READTHROUGH', '_readthrough', '_sweep_tflops', '_run_cell', 'S11',
-           'S12', 'S13', 'S15', 'S16', 'S17', 'S18', 'S19', 'S20', 'S22', 'S23', 'S21', 'FIRST_FAST', '_log_pcts',
-           '_key', '_cluster_sweep', '_sweep_pct', 'SPLIT_F32', 'TWO_READ_BF16', '_rounds', '_span',
-           'statistics_mean', 'private_hits']
+__all__ = ['archive', 'exists', 'hashlib', 'json', 'math', 'os', 're', 'statistics', 'np', 'pytest', 'ROOT',
+           'CHAPTERS', 'GLOSSARY', 'DIAGRAMS', 'text', 'flat', 'load', 'quoted', 'PRIVATE', 'IMAGE', 'LINK',
+           'REQUIRED', 'anchors', '_progression', '_bench', '_sweep', 'H100_CH23', 'H100_H200_CH4', 'H200_CH5',
+           '_benchmarks_md_row', '_benchmarks_md_block', '_copy', 'READTHROUGH', '_readthrough', '_sweep_tflops',
+           '_run_cell', 'S11', 'S12', 'S13', 'S15', 'S16', 'S17', 'S18', 'S19', 'S20', 'S22', 'S23', 'S21',
+           'FIRST_FAST', '_log_pcts', '_key', '_cluster_sweep', '_sweep_pct', 'SPLIT_F32', 'TWO_READ_BF16',
+           '_rounds', '_span', 'statistics_mean', 'private_hits']

@@ -45,9 +45,8 @@ def test_a_slower_gpu_gets_lower_bars_used_only_on_that_gpu(tmp_path):
     assert shipped == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"]
 
 
-H200_CH06 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", "benchmarks", "gpu_2026-11-26_s5",
-                         "bench_ch06_h200.json")
-H200_SOURCE = "benchmarks/gpu_2026-11-26_s5/bench_ch06_h200.json"
+H200_SOURCE = "benchmarks/evidence/ch06_bench_h200_2026-11-26.json"
+H200_CH06 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", H200_SOURCE)
 
 
 def test_legitimate_variants_must_pass_the_calibrated_bar_and_the_known_slow_must_fail_it():
