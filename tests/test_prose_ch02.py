@@ -54,3 +54,53 @@ def test_ch02_bank_conflict_claims():
     assert worst(1024, 16, lambda t: 32 * t < 1024, lambda t: 32 * t) == 32  # 32-way at s = 16, 1024 threads
     body = flat("ch02_reductions")
     assert "**no** bank conflict, only divergence" in body and "32-way at `s = 16`" in body
+
+
+def test_ch02_littles_law_arithmetic():
+    """Section 5: bytes in flight = bandwidth x latency, from Chapter 1's measured H100 copy and the 1 us the text
+    takes as its round latency; the per-SM and per-thread counts follow (132 SMs, 2048 threads, 16-byte float4)."""
+    body = flat("ch02_reductions")
+    (bw,) = quoted("ch02_reductions", r"At about (\d+) GB/s \(Chapter 1's copy on an H100\)")
+    assert bw == round(_copy()["1073741824"], -1)
+    assert "Take 1 µs, a round figure" in body
+    in_flight = bw * 1e9 * 1e-6
+    mb, kb, loads = quoted("ch02_reductions", r"\\approx (\d+)\$ MB in flight, about (\d+) KB per SM on 132 SMs: "
+                                              r"about (\d+) `float4` loads per SM")
+    assert mb == round(in_flight / 1e6) and kb == round(in_flight / 132 / 1e3)
+    assert loads == round(in_flight / 132 / 16, -2)
+    assert in_flight / 132 / 16 / 2048 < 1 and "**under one `float4` load in flight per thread**" in body
+    (scalar,) = quoted("ch02_reductions", r"at full occupancy, against about (\d+) scalar loads")
+    assert scalar == round(in_flight / 132 / 4 / 2048)
+    assert 65536 // 2048 == 32 and "65 536 registers / 2048" in body
+    # self-check 6: 64 registers a thread, 256 threads a block
+    blocks, threads, per = quoted("ch02_reductions", r"so 65 536 / 16 384 = (\d) blocks, (\d+) threads\. Section 5's "
+                                                     r"1400 `float4` loads per SM then come to about ([\d.]+) per thread")
+    assert blocks == 65536 // (64 * 256) and threads == blocks * 256
+    assert per == round(loads / threads, 1)
+    (full,) = quoted("ch02_reductions", r"At full occupancy \(2048 threads\) ([\d.]+) per thread")
+    assert full == round(loads / 2048, 1)
+
+
+@pytest.mark.skipif(__import__("course").GPU, reason="a claim about CPU mode")
+def test_ch02_cpu_mode_lets_a_barrier_inside_the_branch_pass():
+    """Section 2 says the tree with its barrier moved inside `if (t < s)` runs in CPU mode without complaint
+    (threads that skip it return and drop out): so no test can be relied on to find the mistake."""
+    import course
+    import torch
+    assert "so the tree above with its barrier moved inside the `if` runs there without complaint" in flat(
+        "ch02_reductions")
+    src = r'''
+    extern "C" __global__ void tree_barrier_in_branch(const float* x, float* y) {
+        __shared__ float buf[256];
+        int t = threadIdx.x;
+        buf[t] = x[t];
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (t < s) { buf[t] += buf[t + s]; __syncthreads(); }
+        }
+        if (t == 0) y[0] = buf[0];
+    }'''
+    x = torch.arange(256, dtype=torch.float32, device=course.DEVICE)
+    y = torch.zeros(1, device=course.DEVICE)
+    course.compile_cuda(src).tree_barrier_in_branch((1,), (256,), (x, y))
+    assert y.item() == x.sum().item()
