@@ -1,5 +1,6 @@
 """Two claims of Chapters 1 and 2 measured on a GPU: what `__expf` returns where e^x is subnormal (built as a %%cuda
-cell is; through CuPy's RawModule, which adds -ftz=true), and what a `__syncthreads()` inside a branch does (hang, or wrong results).
+cell is; through CuPy's RawModule, which adds -ftz=true), and what a `__syncthreads()` inside a branch does (hang, or
+wrong results).
 
     python -m benchmarks.claims_probe OUT.json      (needs a GPU and cupy; the barrier case runs in a child with a
                                                      time limit, so a hang is reported, not suffered)
@@ -96,8 +97,8 @@ def barrier_child() -> None:
 
 def barrier_case(limit_s: float = 60) -> dict:
     try:
-        r = subprocess.run([sys.executable, "-m", "benchmarks.claims_probe", "--barrier-child"], capture_output=True, text=True,
-                           timeout=limit_s)
+        r = subprocess.run([sys.executable, "-m", "benchmarks.claims_probe", "--barrier-child"], capture_output=True,
+                           text=True, timeout=limit_s)
     except subprocess.TimeoutExpired:
         return {"finished": False, "hung_for_s": limit_s}
     if r.returncode != 0:
