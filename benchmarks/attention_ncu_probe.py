@@ -7,10 +7,8 @@ cudaProfilerStart and Stop (one cuDNN SDPA call and one flash_attention_gluon ca
 """
 from __future__ import annotations
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402

@@ -11,7 +11,6 @@ a pipelined pass 1) on the H100: benchmarks/gpu_2026-11-26_s5/.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import torch
@@ -20,8 +19,7 @@ from course import timing
 from kernels_ref.ch06_low_precision import cross_entropy_triton as ref
 from kernels_ref.ch06_low_precision.cross_entropy_split import cross_entropy_split
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ch06_ce_bench import liger_launch  # noqa: E402  (one launch of Liger-Kernel's kernel for both benchmarks)
+from benchmarks.ch06_ce_bench import liger_launch  # one launch of Liger-Kernel's kernel for both benchmarks
 
 
 def ce_l2split(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0.0, chunk=16384, block=4096, warps=8,

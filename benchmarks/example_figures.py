@@ -98,7 +98,6 @@ def run_chapter(chapter: str, out: str, result_path: str) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sys.path.insert(0, ROOT)
     import course
     from course.magic import run_cell
     if not course.GPU:

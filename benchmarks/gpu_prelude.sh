@@ -1,4 +1,4 @@
-# Sourced by the dated run scripts (benchmarks/gpu_*/run_X.sh, each run as `bash run_X.sh` on a lent GPU machine;
+# Sourced by a GPU run script (run as `bash run.sh` on a GPU machine, with OUT set;
 # not for an interactive shell: it exits), before their own commands. It writes the GPU's name and the commit passed
 # as HEAD to $OUT/info.txt, stops (exit 3) unless the name contains ${WANT:-H200} (a run's numbers are filed under
 # the GPU they name), installs Liger-Kernel from .whl/ into /tmp/liger (the scripts that time the report's peers

@@ -3,10 +3,7 @@
 python benchmarks/gpu_tune.py: block sizes of the Triton online softmax, the on-chip (Chapter 1 Triton)
 kernel up to 32k columns, torch.softmax, all as % of a copy measured in the same process.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 

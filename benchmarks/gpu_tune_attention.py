@@ -6,10 +6,8 @@ B=4, H=32, T=4096, bf16, D 64/128, causal and not, next to SDPA's flash and cuDN
 all timed in this process with course.timing.bench (L2 flushed, median). TFLOP/s = 4·B·H·T²·D / t
 (half of that when causal).
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -1,11 +1,8 @@
 """Tuning sweep for the Chapter 5 references on a GPU (results go into BENCHMARKS.md):
 python benchmarks/gpu_tune_norms.py. LayerNorm register budgets (rows kept in registers up to
 LN_VEC * 1024 floats), at both benchmark shapes, % of a copy measured in the same process."""
-import os
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 

@@ -23,13 +23,11 @@ column (above 100% at times): compare impls within a column, not across the two.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 import triton  # noqa: E402

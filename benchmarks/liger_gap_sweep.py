@@ -25,12 +25,10 @@ What the candidates change, one thing at a time, from reading Liger-Kernel 0.8.5
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 import triton  # noqa: E402

@@ -21,12 +21,10 @@ the same run. Every output of ours is checked by the exercise against float64 be
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 import triton  # noqa: E402

@@ -39,7 +39,6 @@ if "--cpu-smoke" in sys.argv:
     os.environ["FLASHCOURSE_MODE"] = "cpu"  # before course, triton: the Triton interpreter and the CPU CUDA layer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 import course  # noqa: E402,I001  (first: sets the mode, and the Triton interpreter before triton is imported)
 import torch  # noqa: E402

@@ -33,28 +33,28 @@ for step in "$@"; do
     validate|all) PATH=$PATH python3 -m autograder.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
     grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
-    lowp|all) python3 benchmarks/ch06_lowp_bench.py "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
-    ce|all) python3 benchmarks/ch06_ce_bench.py "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
-            python3 benchmarks/ch06_ce_l2split.py "$OUT/ch06_ce_l2split.json" 2>&1 | tee -a "$OUT/ce_l2split.log" ;;&
+    lowp|all) python3 -m benchmarks ch06_lowp_bench "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
+    ce|all) python3 -m benchmarks ch06_ce_bench "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
+            python3 -m benchmarks ch06_ce_l2split "$OUT/ch06_ce_l2split.json" 2>&1 | tee -a "$OUT/ce_l2split.log" ;;&
     report|all) python3 -c "import liger_kernel" 2>/dev/null || [ -d /tmp/liger ] \
                   || pip install -q --no-index --no-deps --target /tmp/liger .whl/liger_kernel-*.whl  # the bench extra
                 PYTHONPATH=$PYTHONPATH:/tmp/liger python3 -m kernels_ref.report 2>&1 | tee "$OUT/report.log"
                 mkdir -p "$OUT/results" && cp benchmarks/results/* "$OUT/results/" ;;&
     # the GPU sweeps that decide the candidates (each one process, JSON per sweep; about 450 s together)
     sweeps) for sw in softmax_long_rows_sweep attention_hopper_sweep; do  # the two not yet run on a GPU
-              timeout 280 python3 benchmarks/$sw.py "$OUT/$sw.json" > "$OUT/$sw.log" 2>&1; echo "$sw rc=$?"
+              timeout 280 python3 -m benchmarks $sw "$OUT/$sw.json" > "$OUT/$sw.log" 2>&1; echo "$sw rc=$?"
               tail -8 "$OUT/$sw.log"
             done ;;
     attention) timeout ${ATTN_TIMEOUT:-400} python3 -m pytest -q -ra -p no:cacheprovider tests/test_attention_fast.py \
                  -k "${ATTN_K:-on_hopper or fp16 or falls_back or seam or three_consumers or softmax_variants}" 2>&1 \
                  | tee "$OUT/attention.log" | tail -6 ;;
-    readthrough) python3 benchmarks/readthrough_measure.py "$OUT/readthrough.json" 2>&1 | tee "$OUT/readthrough.log" | tail -5 ;;
+    readthrough) python3 -m benchmarks readthrough_measure "$OUT/readthrough.json" 2>&1 | tee "$OUT/readthrough.log" | tail -5 ;;
     mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
               | grep -v "^killed" | tail -40
             mkdir -p "$OUT/mutation" && cp benchmarks/mutation/gpu/*.json "$OUT/mutation/" ;;
     class|all) ( while sleep 5; do echo "--- $(date +%T)"; nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory \
                    --format=csv,noheader; done ) > "$OUT/class_apps.txt" 2>&1 & smi=$!
-               python3 benchmarks/grade_class.py ${chs:-ch01} --students ${STUDENTS:-200} --mix all --jobs ${JOBS:-4} \
+               python3 -m benchmarks grade_class ${chs:-ch01} --students ${STUDENTS:-200} --mix all --jobs ${JOBS:-4} \
                  ${KEEP:+--keep "$KEEP"} --json "$OUT/class_${chs:-ch01}.json" 2>&1 | tee -a "$OUT/class.log" | tail -60
                kill $smi
                nvidia-smi --query-gpu=index,uuid --format=csv,noheader > "$OUT/gpu_uuids.txt" ;;
