@@ -16,8 +16,8 @@
   flashcourse bench                time the reference kernels (GPU)
   flashcourse bench --grading [CH] time the grading engine: runner start, checks, whole chapters
   flashcourse bench --report       our kernels against torch, torch.compile, Liger-Kernel, SDPA (GPU): writes
-                                   benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md's report section
-  flashcourse bench --render       rebuild those plots and that section from the committed JSON (no GPU)
+                                   benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md (the report)
+  flashcourse bench --render       rebuild those plots and BENCHMARKS.md from the committed JSON (no GPU)
   flashcourse mutate CH [--sample N] [--json PATH]
                                    mutation testing of the grader: mutants of the chapter's references,
                                    graded by its quiet checks; writes benchmarks/mutation/CH.json
@@ -145,7 +145,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("autograde", help="grade a class: submitted/*/CH, in parallel, resumable")
     p.add_argument("chapter")
     p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
-    p.add_argument("--jobs", type=int, help="submissions graded at once (default: 2 per GPU, or the CPU cores)")
+    p.add_argument("--jobs", type=int, help="submissions graded at once (default: 4 per visible GPU, at most "
+                                                    "one per usable CPU core; without a GPU, one per core)")
     p.add_argument("--shard", help="I/N: grade only the I-th of N slices (I from 0) and write result files, "
                                    "for a cluster; `flashcourse collect` records them")
     p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
@@ -175,9 +176,9 @@ def main(argv=None) -> int:
     p.add_argument("--grading", action="store_true", help="time the grading engine itself (see bench_grading)")
     p.add_argument("--report", action="store_true",
                    help="on a GPU: our kernels against torch, torch.compile, Liger-Kernel and SDPA, one run; writes "
-                        "benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md's section (kernels_ref/report.py)")
+                        "benchmarks/results/<gpu>.json, its plots and BENCHMARKS.md (kernels_ref/report.py)")
     p.add_argument("--render", action="store_true",
-                   help="rebuild the plots and BENCHMARKS.md's section from benchmarks/results/*.json (no GPU)")
+                   help="rebuild the plots and BENCHMARKS.md from benchmarks/results/*.json (no GPU)")
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p = sub.add_parser("mutate", help="mutation testing of the grader (see autograder.mutate)")
     p.add_argument("chapters", nargs="+")

@@ -1,5 +1,5 @@
 """The benchmark report without a GPU: its JSON format, the records the GPU run builds (a fake timer stands in
-for course.timing.bench), the renderer's section and plots, and the section committed in BENCHMARKS.md."""
+for course.timing.bench), the renderer's section and plots, and BENCHMARKS.md, which is the generated page alone."""
 from __future__ import annotations
 
 import copy
@@ -84,6 +84,8 @@ def test_render_writes_the_section_and_the_plots(tmp_path):
     assert text.startswith("# Measurements\n\nIntro.\n\n" + br.BEGIN) and text.endswith(
         br.END + "\n\n## An older section\n\nText.\n")
     assert "### NVIDIA Test GPU, 2026-11-27" in text
+    assert "**NVIDIA Test GPU, 2026-11-27**: bandwidth, % of copy:" in text  # the GPU and date on every table
+    assert "**NVIDIA Test GPU, 2026-11-27**: attention forward, bfloat16, TFLOP/s:" in text
     assert ("| softmax | 1024 × 131072 | float32 | `ch03.online_softmax_triton` | **93.2%** | 45.0% | 80.1% | — "
             "| 1.16x |") in text
     assert "| rmsnorm | 16384 × 4096 | bfloat16 | `ch05.rmsnorm_triton` | **97.5%** | 78.0% | — | — | 1.25x |" in text
@@ -105,6 +107,26 @@ def test_rendering_twice_gives_the_same_bytes(tmp_path):
     _, again = _render_into(tmp_path)
     assert again == written
     assert {p: open(p, "rb").read() for p in again} == first
+
+
+def test_a_missing_or_generated_page_is_rendered_whole(tmp_path):
+    md = tmp_path / "BENCHMARKS.md"  # missing: the whole page
+    results = tmp_path / "benchmarks" / "results"
+    br.write(SYNTHETIC, str(results / "nvidia_test_gpu.json"))
+    br.render(str(results), str(md))
+    text = md.read_text()
+    assert text.startswith(br.PAGE_STAMP + "\n# Benchmarks\n") and text.endswith(br.END + "\n")
+    md.write_text(text.replace("# Benchmarks", "# Benchmarks, edited by hand"))  # generated: rewritten whole
+    br.render(str(results), str(md))
+    assert md.read_text() == text
+
+
+def test_benchmarks_md_is_the_generated_page_alone():
+    with open(br.BENCHMARKS_MD) as f:
+        committed = f.read()
+    assert committed == br.page(br.load()), (
+        "BENCHMARKS.md is not what `flashcourse bench --render` makes of benchmarks/results/*.json: run it and "
+        "commit the result (the file is generated whole; do not edit it)")
 
 
 def test_the_committed_section_is_what_the_renderer_makes_from_the_committed_json():
