@@ -41,7 +41,7 @@ def _in_notebook() -> bool:
 
 
 def example_entry(name: str) -> dict | None:
-    """The manifest's record of example `name` (written by benchmarks/example_figures.py), or None."""
+    """The manifest's record of example `name` (recorded on a GPU machine by the course's maintainers), or None."""
     try:
         with open(MANIFEST) as f:
             return json.load(f).get("examples", {}).get(name)
@@ -53,12 +53,12 @@ def example(name: str, what: str | None = None) -> str | None:
     """Show what a GPU cell drew and printed on a real GPU, for CPU mode.
 
     The figure is `course/figures/NAME.png`; the GPU, date and what was measured come from
-    `course/figures/figures.json`, which `benchmarks/example_figures.py` writes on a GPU machine
-    when it runs the chapter's cell. Prints a caption, then shows the figure (an image inside
+    `course/figures/figures.json`, recorded on a GPU machine by running the chapter's cell with the
+    reference solutions. Prints a caption, then shows the figure (an image inside
     Jupyter, else its path), then the lines that run printed. Returns the figure's path, if any."""
     entry = example_entry(name)
     if entry is None:
-        print(f"No example figure {name!r} in {MANIFEST} (run benchmarks/example_figures.py on a GPU). "
+        print(f"No example figure {name!r} in {MANIFEST} (this copy of the course has no recorded GPU example for it). "
               "On a machine with an NVIDIA GPU this cell measures your own kernels.")
         return None
     what = what or entry.get("what", "")

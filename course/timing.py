@@ -27,8 +27,8 @@ _LINE = 128  # bytes in an L2 cache line
 
 def _evicting_read():
     """A Triton kernel that reads one float of every 128-byte line of a buffer with the evict_last policy, then
-    gives each line back the normal priority (PTX applypriority, after the load in program order: run s23/h found
-    the next kernel reading as after the coldest flush), and stores one sum per program."""
+    gives each line back the normal priority (PTX applypriority, after the load in program order: measured on an
+    H200, the next kernel then reads as after the coldest flush), and stores one sum per program."""
     import triton
     import triton.language as tl
 

@@ -27,6 +27,7 @@ import urllib.parse
 
 import pytest
 from test_browser import CHROMIUM, CHROMIUM_ARGS, _ensure_chromium, _ensure_playwright
+from prose_util import private_hits  # what students and readers never meet (instructor files, runs)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOOK = os.path.join(ROOT, "build", "book")
@@ -238,5 +239,7 @@ def test_book_content(book):
         assert book["chapters"][ch]["tasks"] > 0 and "Exercise: your code goes in this cell" in html, ch
         assert "YOUR CODE HERE" in html, f"{ch}: exercise stubs missing"
         assert "BEGIN SOLUTION" not in html and "BEGIN HIDDEN TESTS" not in html, ch
+        hits = private_hits(html)
+        assert not hits, f"{ch}.html names material readers do not have:\n  " + "\n  ".join(hits)
     # every recorded example with a notebook cell is shown somewhere
     assert {n for e in book["chapters"].values() for n in e["examples"]} == set(examples)

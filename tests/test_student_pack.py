@@ -74,6 +74,23 @@ def test_contents(pack):
     assert not [p for p in shipped if "__pycache__" in p or p.endswith(".pyc") or ".ipynb_checkpoints" in p]
 
 
+def test_student_text_names_nothing_students_do_not_have(pack):
+    """The notebooks, the Markdown pages and the course library a student reads cite no instructor file, dated run,
+    run letter, commit or instructor command (tests/prose_util.py's PRIVATE)."""
+    import json
+
+    from prose_util import private_hits
+    bad = []
+    for rel, body in _text_files(pack):
+        if rel.endswith(".ipynb"):
+            body = "\n".join("".join(c["source"]) for c in json.loads(body)["cells"])
+        elif not (rel.endswith(".md") or (rel.startswith("course/") and rel.endswith(".py"))):
+            continue
+        body = re.sub(re.escape(STAMP_TEXT) + r"[^\n]*", "", body)  # the pack's own stamp names its commit
+        bad += [f"{rel}: {h}" for h in private_hits(body)]
+    assert not bad, "\n  ".join(["the pack names material students do not have:", *bad])
+
+
 def test_no_solutions_no_hidden_cases(pack):
     ref = open(os.path.join(ROOT, "kernels_ref", "ch01_softmax", "softmax_3pass.cu")).read()
     assert KNOWN_SOLUTION_LINE in ref  # the test is not vacuous
