@@ -59,13 +59,13 @@ def _course_copy(tmp: str, chapter: str) -> None:
 # IsolatedRegrade in place of Execute.
 
 GUARD_MODULE = "autograder.nbgrader_run"
+JUDGE_STEP = "IsolatedRegrade"  # the name of the preprocessor that must replace Execute (autograder.nbgrader_plugins;
+# named, not imported: the plugin's module stands above this one, which class grading imports)
 
 
 def autograde_problem(config) -> str | None:
     """Why nbgrader's autograde, configured by `config` (a traitlets Config), would run student code itself."""
     from nbgrader.preprocessors import Execute
-
-    from .nbgrader_plugins import IsolatedRegrade
     pre = config.Autograde.get("autograde_preprocessors") if "Autograde" in config else None
     if not pre:
         return ("no Autograde.autograde_preprocessors in the configuration: nbgrader's default would execute "
@@ -74,7 +74,7 @@ def autograde_problem(config) -> str | None:
     if any(p is Execute or (isinstance(p, type) and issubclass(p, Execute)) for p in pre if not isinstance(p, str)) \
             or "Execute" in names:
         return "Autograde.autograde_preprocessors contains nbgrader's Execute: it would run student code itself"
-    if IsolatedRegrade.__qualname__ not in names:
+    if JUDGE_STEP not in names:
         return "Autograde.autograde_preprocessors lacks flashcourse's IsolatedRegrade (the judge's verdicts)"
     return None
 
@@ -103,11 +103,19 @@ def require_course_config(course: str) -> None:
 
 
 def _guarded_main(argv: list[str]) -> int:
+    """What `python -m nbgrader ARGS` does (NbGraderApp.launch_instance), with the autograde check between
+    nbgrader's initialisation (every config file read) and its start."""
+    from jupyter_core.application import NoStart
+    from jupyter_core.utils import ensure_event_loop
     from nbgrader.apps.nbgraderapp import NbGraderApp
     check_only = argv[:1] == ["--check-only"]
     argv = argv[1:] if check_only else argv
+    loop = ensure_event_loop()
     app = NbGraderApp.instance()
-    app.initialize(argv)
+    try:
+        app.initialize(argv)
+    except NoStart:
+        return 0
     sub = app.subapp
     if argv[:1] == ["autograde"]:
         why = autograde_problem(sub.config if sub is not None else app.config)
@@ -116,7 +124,11 @@ def _guarded_main(argv: list[str]) -> int:
             return 3
     if check_only:
         return 0
-    app.start()
+    try:
+        app.start()
+    except NoStart:  # the subcommand ran (jupyter_core's way of ending a subapp)
+        pass
+    loop.close()
     return 0
 
 
