@@ -123,6 +123,33 @@ def reduction_tree():
     return fig
 
 
+def masked_lanes():
+    """Chapter 1: a row of 10 values in a block of 16 lanes; lanes 10-15 are masked, load -inf (the max's identity),
+    add exp(-inf) = 0 to the sum, and are not stored. Example values, not measured."""
+    n, block = 10, 16
+    vals = [0.3, -1.2, 2.0, 0.7, -0.4, 1.1, -2.3, 0.9, 0.0, -0.8]
+    fig, ax = _blank((7.5, 2.7))
+    ax.set_xlim(-2.9, block + 0.1)
+    ax.set_ylim(-0.95, 4.6)
+    rows = [("offsets", [str(i) for i in range(block)]),
+            ("mask", ["T" if i < n else "F" for i in range(block)]),
+            ("x (load)", [f"{v:g}" for v in vals] + ["-inf"] * (block - n)),
+            ("exp(x - M)", [f"{math.exp(v - max(vals)):.2f}" for v in vals] + ["0"] * (block - n))]
+    for r, (label, cells) in enumerate(rows):
+        y = 3.6 - r * 1.0
+        ax.text(-0.15, y + 0.35, label, ha="right", va="center", fontsize=8)
+        for i, c in enumerate(cells):
+            fc = "#dce6f2" if i < n else "#eeeeee"
+            _box(ax, i + 0.05, y, 0.9, 0.7, c, fc=fc, ec="#666666", lw=0.5, fs=7,
+                 color="black" if i < n else C[3])
+    ax.text(n / 2, -0.45, f"cols = {n}: real lanes (stored)", ha="center", fontsize=8)
+    ax.text(n + (block - n) / 2, -0.45, "masked lanes: never win the max,\nadd 0 to the sum, not stored",
+            ha="center", fontsize=8, color=C[3])
+    ax.text(block / 2, 4.45, f"BLOCK = {block} (next power of two >= cols);  mask = offsets < cols;  M = max = {max(vals):g}",
+            ha="center", fontsize=9, weight="bold")
+    return fig
+
+
 def smem_banks():
     """Chapter 2: 32 banks of 4-byte words; sequential vs stride-2 access by one warp."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 2.3))
@@ -205,6 +232,36 @@ def online_softmax():
     return fig
 
 
+def merge_states():
+    """Chapter 3: two pieces of a row, each with its own (m, d), re-based on the larger max and added."""
+    xs = [1.0, 0.2, 2.5, 1.8, 0.5, 4.0, 3.1, 3.6]  # online_softmax's example row, cut in two
+    A, B = xs[:4], xs[4:]
+    mA, mB = max(A), max(B)
+    dA, dB = sum(math.exp(x - mA) for x in A), sum(math.exp(x - mB) for x in B)
+    m = max(mA, mB)
+    d = dA * math.exp(mA - m) + dB * math.exp(mB - m)
+    assert abs(d - sum(math.exp(x - m) for x in xs)) < 1e-12  # the merge is exact
+    fig, ax = _blank((8.6, 3.4))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 44)
+    for k, (part, name, mp, dp, col) in enumerate(((A, "A", mA, dA, C[0]), (B, "B", mB, dB, C[1]))):
+        x0 = 4 + 50 * k
+        ax.text(x0, 43, f"piece {name}: columns {4 * k + 1}-{4 * k + 4}", fontsize=9, weight="bold", va="top")
+        for i, v in enumerate(part):
+            ax.add_patch(Rectangle((x0 + 2 + 8 * i, 20), 6, 3.2 * v, facecolor="#c6dbef", edgecolor="black", lw=0.6))
+            ax.text(x0 + 5 + 8 * i, 19, f"{v:g}", ha="center", va="top", fontsize=7.5)
+        ax.plot([x0 + 1, x0 + 35], [20 + 3.2 * mp] * 2, color=col, lw=1.6)
+        ax.text(x0 + 36, 20 + 3.2 * mp, f"$m_{name}$ = {mp:g}", color=col, fontsize=8, va="center")
+        _box(ax, x0 + 4, 10, 30, 5, f"$(m_{name}, d_{name})$ = ({mp:g}, {dp:.3f})", fc="#f2f2f2", fs=8.5)
+        _arrow(ax, (x0 + 19, 10), (50, 6.2))
+    _box(ax, 12, 0.5, 76, 5.5, f"$m$ = max({mA:g}, {mB:g}) = {m:g};   $d = d_A e^{{m_A - m}} + d_B e^{{m_B - m}}$ = "
+         f"{dA:.3f} $\\cdot$ {math.exp(mA - m):.3f} + {dB:.3f} $\\cdot$ 1 = {d:.3f}", fc="#e5f5e0", fs=8.5)
+    ax.text(50, -2.5, "the state with the larger max keeps the factor $e^0 = 1$: one exponential per merge",
+            ha="center", va="top", fontsize=7.5)
+    ax.set_ylim(-5, 44)
+    return fig
+
+
 def flash_tiles():
     """Chapter 4: the tile loop; Q, K, V, O in HBM, one program's working set on chip."""
     fig, ax = _blank((9, 4.1))
@@ -273,6 +330,137 @@ def welford_chan():
     _arrow(ax, (38, 20), (30, 14.1))
     ax.text(25, 3.5, "n = n_A + n_B,  δ = μ_B - μ_A,  μ = μ_A + δ n_B / n\n"
             "M2 = M2_A + M2_B + δ² n_A n_B / n", ha="center", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fusion_trips():
+    """Chapter 5: residual add + RMSNorm as two kernels (5 trips to HBM) and fused (4); each arrow is one read or
+    one write of rows x cols elements."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
+    for ax, title in zip(axes, ("unfused: two kernels, 5 trips", "fused: one kernel, 4 trips")):
+        ax.set_axis_off()
+        ax.set_xlim(0, 50)
+        ax.set_ylim(0, 30)
+        ax.set_title(title, fontsize=9)
+        _box(ax, 1, 20, 48, 9, "", fc="#f2f2f2", ec="#888888")
+        ax.text(2, 28.3, "HBM", fontsize=8, weight="bold", va="top")
+        _box(ax, 1, 1, 48, 9, "", fc="#fff7e6", ec="#888888")
+        ax.text(2, 2.0, "on chip (registers)", fontsize=7, weight="bold")
+
+    def tensor(ax, x, name, fc="white"):
+        _box(ax, x, 21.5, 6, 4, name, fc=fc, fs=8)
+
+    def trip(ax, x0, x1, read, n):
+        y0, y1 = (21.4, 8.6) if read else (8.6, 21.4)
+        _arrow(ax, (x0, y0), (x1, y1), color=C[0] if read else C[3], lw=1.3)
+        ax.text((x0 + x1) / 2 + 0.6, 15, str(n), fontsize=7, color=C[0] if read else C[3])
+
+    a = axes[0]
+    for x, nm in ((2, "x"), (9, "r"), (20, "h"), (38, "y")):
+        tensor(a, x, nm, fc="#dce6f2" if nm in "xr" else "#e5f5e0")
+    _box(a, 4, 3.5, 16, 5, "kernel 1: h = x + r", fc="white", fs=7)
+    _box(a, 27, 3.5, 18, 5, "kernel 2: y = RMSNorm(h) γ", fc="white", fs=7)
+    trip(a, 5, 8, True, 1)
+    trip(a, 12, 12, True, 2)
+    trip(a, 17, 22, False, 3)
+    trip(a, 24, 31, True, 4)
+    trip(a, 40, 41, False, 5)
+    a.text(34, 15, "h goes out\nand comes back", fontsize=6.5, ha="center", va="center", style="italic")
+    b = axes[1]
+    for x, nm in ((4, "x"), (13, "r"), (29, "h"), (39, "y")):
+        tensor(b, x, nm, fc="#dce6f2" if nm in "xr" else "#e5f5e0")
+    _box(b, 6, 3.5, 38, 5, "one kernel: h = x + r, then y = RMSNorm(h) γ from registers", fc="white", fs=7)
+    trip(b, 7, 12, True, 1)
+    trip(b, 16, 18, True, 2)
+    trip(b, 28, 32, False, 3)
+    trip(b, 38, 42, False, 4)
+    fig.text(0.5, 0.01, "blue: a read, red: a write, each of rows x cols elements; the bandwidth test counts 4",
+             ha="center", fontsize=7)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def norm_placement():
+    """Chapter 5: where the norm sits in a transformer sub-layer. Post-norm normalises the sum (the residual stream
+    itself passes through every norm); pre-norm normalises a copy on the way into the sub-layer (the stream is a
+    plain sum from the embedding to the last layer)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.0))
+    for ax in axes:
+        ax.set_axis_off()
+        ax.set_xlim(0, 40)
+        ax.set_ylim(0, 40)
+
+    def plus(ax, x, y):
+        ax.add_patch(plt.Circle((x, y), 1.4, facecolor="white", edgecolor="black", lw=1.0))
+        ax.text(x, y, "+", ha="center", va="center", fontsize=10)
+
+    a = axes[0]
+    a.set_title("post-norm (original Transformer):  r ← Norm(r + F(r))", fontsize=8.5)
+    a.text(12, 1.5, "r in", ha="center", fontsize=8)
+    _arrow(a, (12, 3), (12, 17.6), lw=1.6)
+    _arrow(a, (12, 6), (27, 6), color=C[7], style="-")
+    _arrow(a, (27, 6), (27, 9.5), color=C[7])
+    _box(a, 22, 9.5, 10, 5, "F (attention\nor MLP)", fc="#dce6f2", fs=7)
+    _arrow(a, (27, 14.5), (13.4, 19), color=C[7])
+    plus(a, 12, 19)
+    _arrow(a, (12, 20.4), (12, 25))
+    _box(a, 7, 25, 10, 4, "Norm", fc="#e5f5e0", fs=8)
+    _arrow(a, (12, 29), (12, 36), lw=1.6)
+    a.text(12, 37.2, "r out = the normalised sum", ha="center", fontsize=7.5)
+    a.text(26, 27, "every path from the output\nback to r crosses a Norm,\nonce per sub-layer",
+           fontsize=7, ha="center", style="italic")
+    b = axes[1]
+    b.set_title("pre-norm (GPT-2, Llama):  r ← r + F(Norm(r))", fontsize=8.5)
+    b.text(12, 1.5, "r in", ha="center", fontsize=8)
+    _arrow(b, (12, 3), (12, 24.6), lw=1.6)
+    _arrow(b, (12, 4.5), (27, 4.5), color=C[7], style="-")
+    _arrow(b, (27, 4.5), (27, 7.5), color=C[7])
+    _box(b, 22, 7.5, 10, 4, "Norm", fc="#e5f5e0", fs=8)
+    _arrow(b, (27, 11.5), (27, 14))
+    _box(b, 22, 14, 10, 5, "F (attention\nor MLP)", fc="#dce6f2", fs=7)
+    _arrow(b, (27, 19), (13.4, 26), color=C[7])
+    plus(b, 12, 26)
+    _arrow(b, (12, 27.4), (12, 36), lw=1.6)
+    b.text(12, 37.2, "r out = r + F(...): a plain sum", ha="center", fontsize=7.5)
+    b.text(30, 30, "the stream itself is never\nnormalised: one final Norm\nafter the last layer",
+           fontsize=7, ha="center", style="italic")
+    fig.tight_layout()
+    return fig
+
+
+def double_rounding():
+    """Chapter 5: rounding x̂ to bfloat16 before multiplying by γ, against rounding γ x̂ once. Example values:
+    x̂ = 1 + 0.49 ulp (bfloat16's ulp between 1 and 2 is 2^-7), γ = 1.5 (exact in bfloat16)."""
+    ulp = 2.0 ** -7
+    xhat, gamma = 1 + 0.49 * ulp, 1.5
+    exact = gamma * xhat
+    once = round(exact / ulp) * ulp  # nearest bfloat16 between 1 and 2 (spacing 2^-7)
+    twice = round(gamma * (round(xhat / ulp) * ulp) / ulp) * ulp
+    fig, axes = plt.subplots(2, 1, figsize=(8.5, 3.0))
+    for ax, base, title in ((axes[0], 1.0, "x̂ = x ρ in float32, then rounded to bfloat16 (the first rounding)"),
+                            (axes[1], 1.5, "γ x̂, rounded to bfloat16 for the output")):
+        ax.set_xlim(-0.3, 2.3)
+        ax.set_ylim(-1.3, 1.3)
+        ax.set_axis_off()
+        ax.axhline(0, color="black", lw=0.8)
+        for k, label in enumerate((f"{base:g}", f"{base:g} + 2⁻⁷", f"{base:g} + 2·2⁻⁷")):
+            ax.plot([k], [0], "o", color="black", ms=5)
+            ax.text(k, -1.2, label, ha="center", fontsize=7, color="#444444")
+        ax.set_title(title, fontsize=8.5)
+    a = axes[0]
+    a.plot([(xhat - 1) / ulp], [0], "^", color=C[0], ms=8)
+    a.text((xhat - 1) / ulp, 0.45, "x̂ = 1 + 0.49 ulp", ha="center", fontsize=7, color=C[0])
+    _arrow(a, ((xhat - 1) / ulp, -0.25), (0.03, -0.25), color=C[3])
+    a.text(0.25, -0.65, "rounds down to 1: off by 0.49 ulp", ha="left", fontsize=7, color=C[3])
+    b = axes[1]
+    pe, pt, po = ((v - 1.5) / ulp for v in (exact, twice, once))
+    b.plot([pe], [0], "^", color=C[0], ms=8)
+    b.text(pe, 0.45, f"exact γ x̂ = 1.5 + {pe:.3f} ulp (γ = 1.5)", ha="center", fontsize=7, color=C[0])
+    b.plot([pt], [0], "s", color=C[3], ms=7)
+    b.text(pt + 0.02, -0.65, f"twice: 1.5 × 1 = 1.5, off by {pe - pt:.3f} ulp", ha="left", fontsize=7, color=C[3])
+    _arrow(b, (pe, -0.25), (po - 0.03, -0.25), color=C[2])
+    b.text(po, -0.65, f"once: off by {po - pe:.3f} ulp", ha="center", fontsize=7, color=C[2])
     fig.tight_layout()
     return fig
 
@@ -657,7 +845,7 @@ def fa3_pipeline():
     gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
     a, b = axes
     a.set_ylim(0, 10)
-    a.text(-14, 9.6, "one program, one step after the other (the teaching kernel)", fontsize=9, fontweight="bold",
+    a.text(-14, 9.6, "one program, one step after the other (a Triton program)", fontsize=9, fontweight="bold",
            va="top")
     a.text(-1, 5.5, "warps", ha="right", va="center", fontsize=8)
     a.text(-1, 1.5, "tensor cores", ha="right", va="center", fontsize=8)
@@ -671,7 +859,7 @@ def fa3_pipeline():
             x += u
     a.text(x + 1, 1.5, "idle 1/3", fontsize=8, color=C[3], va="center")
     b.set_ylim(-4.5, 17)
-    b.text(-14, 16.6, "FlashAttention-3's schedule, one consumer group (the fast reference)", fontsize=9,
+    b.text(-14, 16.6, "FlashAttention-3's schedule, one consumer warpgroup", fontsize=9,
            fontweight="bold", va="top")
     rows = {"producer warp": 12.0, "consumer group": 7.5, "tensor cores": 1.0}
     for name, y in rows.items():
@@ -700,42 +888,6 @@ def fa3_pipeline():
     b.text(-14, -4.3, "step j: the tensor cores do S_j, then the previous tile's P V while the group computes "
            "softmax j (asynchronous wgmma); the gaps\nare filled by a second consumer group (not drawn); the producer "
            "refills a stage of the ring (3 here) once the P V that read it is done", fontsize=7, va="bottom")
-    fig.tight_layout()
-    return fig
-
-
-def block_work():
-    """Chapter 4: the key tiles each of 132 blocks works through with the mask, B 4, H 32, T 1024 (8 query tiles of
-    128 rows a head; tile i needs i + 1 key tiles), when pairs of tiles (n-1-r, r) are handed out round robin, and
-    when single tiles are handed out longest first to the block with the least work so far (the chapter's example,
-    counted here; the kernel's own table adds a per-tile cost and orders each block's tiles by head)."""
-    import heapq
-    n, heads, sms = 8, 4 * 32, 132
-    pairs = [0] * sms
-    for w in range(heads * n // 2):  # 4 pairs a head, each 9 key tiles
-        pairs[w % sms] += (n - w % (n // 2)) + (w % (n // 2) + 1)
-    heap = [(0, b) for b in range(sms)]
-    lpt = [0] * sms
-    for tiles in sorted((i + 1 for _ in range(heads) for i in range(n)), reverse=True):
-        load, blk = heapq.heappop(heap)
-        lpt[blk] = load + tiles
-        heapq.heappush(heap, (lpt[blk], blk))
-    mean = sum(pairs) / sms
-    fig, axes = plt.subplots(1, 2, figsize=(9, 2.9), sharey=True)
-    for ax, loads, title in ((axes[0], pairs, "pairs (n-1-r, r), round robin"),
-                             (axes[1], lpt, "single tiles, longest first to the least loaded block")):
-        ax.bar(range(sms), loads, width=1.0, color=C[0], lw=0)
-        ax.axhline(mean, color=C[3], lw=1, ls="--")
-        ax.axhline(max(loads), color="black", lw=0.8)
-        ax.text(sms / 2, 38.6, f"the kernel ends with its busiest block: {max(loads)} key tiles",
-                ha="center", fontsize=7)
-        ax.text(sms / 2, 37.2, f"(dashed: an even share, {mean:.1f})", ha="center", fontsize=7, color=C[3])
-        ax.set_title(title, fontsize=8)
-        ax.set_xlabel("block (one per SM)", fontsize=8)
-        ax.set_xlim(-1, sms)
-        ax.set_ylim(20, 40)
-        ax.tick_params(labelsize=7)
-    axes[0].set_ylabel("key tiles worked through\n(axis from 20)", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -783,56 +935,6 @@ def register_budget():
     return fig
 
 
-def item_seams():
-    """Chapter 4: one consumer group and the tensor cores at the seam between two work items of a looping block,
-    as the chapter describes it. Plain seam, one query buffer: the last P V, then the output divided and stored,
-    then a wait for the next query tile (its load may begin only once both groups have finished the item's loop,
-    its last Q Kᵀ included), then the next
-    item's S_0 and its softmax before the steady steps resume (S_1 and P_0 V_0 issued together, softmax 1 under
-    P_0 V_0). Two query buffers and the overlapped seam: the next
-    query tile loaded steps earlier (once the producer reaches the next item: the ring's depth before the seam),
-    S_0 issued right behind the last P V, the output stored while it runs.
-    Box lengths are the fa3_pipeline picture's (a product as long as a tile's exponentials); the store and the wait
-    are drawn as long as a product or shorter, not measured."""
-    fig, axes = plt.subplots(2, 1, figsize=(9, 4.6))
-    u, r = 12.0, 5.0  # one product (or one tile's exponentials); a short box
-    gemm, soft, load = "#c6dbef", "#fdd0a2", "#e0e0e0"
-    rows = {"producer warp": 9.0, "consumer group": 5.0, "tensor cores": 1.0}
-    panels = (("plain seam, one query buffer", False), ("two query buffers, the seam overlapped", True))
-    for ax, (title, overlap) in zip(axes, panels):
-        ax.set_axis_off()
-        ax.set_xlim(-18, 112)
-        ax.set_ylim(0, 14.5)
-        ax.text(-18, 14.2, title, fontsize=9, fontweight="bold", va="top")
-        for name, y in rows.items():
-            ax.text(-1, y + 1.25, name, ha="right", va="center", fontsize=8)
-        consumer = [("softmax 7", soft), ("issue P7 V7,\nwait for it", "white")]
-        tensor = [("P6 V6", gemm, u), ("P7 V7", gemm, u)]
-        if overlap:
-            _box(ax, 0, rows["producer warp"], u, 2.5, "load Q' (begun\nsteps earlier)", fc=load, fs=6)
-            consumer[1] = ("issue P7 V7, S0';\nwait for P7 V7", "white")
-            consumer += [("divide, store O;\nwait for S0'", "white")]
-            tensor += [("S0'", gemm, u)]
-        else:
-            _box(ax, u, rows["producer warp"], 2 * u + r, 2.5, "load Q' (only once both groups\nhave finished "
-                 "the item's loop)", fc=load, fs=6)
-            consumer += [("divide,\nstore O", "white"), ("wait\nQ'", "white"), ("issue S0',\nwait for it", "white")]
-            tensor += [("idle", "white", u), ("idle", "white", r), ("S0'", gemm, u)]
-        consumer += [("softmax 0'", soft), ("issue S1', P0' V0';\nwait for S1'", "white"), ("softmax 1'", soft)]
-        tensor += [("idle", "white", u), ("S1'", gemm, u), ("P0' V0'", gemm, u)]
-        x = 0.0
-        for (label, fc, w), (clabel, cfc) in zip(tensor, consumer):
-            _box(ax, x, rows["tensor cores"], w, 2.5, label, fc=fc, fs=6 if w < u else 7,
-                 color=C[3] if label == "idle" else "black")
-            _box(ax, x, rows["consumer group"], w, 2.5, clabel, fc=cfc, fs=6)
-            x += w
-        ax.text(x + 2, rows["tensor cores"] + 1.25, "steady again", fontsize=8, va="center")
-    axes[1].text(-18, -0.4, "a gap one group leaves is filled only if the other group is not at its own seam; "
-                 "the two groups reach it together", fontsize=7, va="top")
-    fig.tight_layout()
-    return fig
-
-
 def wait_placement():
     """Chapter 4: one consumer group's step over key tile j, and its own products on the tensor cores, at D = 64
     (a product as long as a tile's exponentials: the chapter's count). Top: the machine code as ptxas 12.8 placed
@@ -874,10 +976,121 @@ def wait_placement():
     fig.tight_layout()
     return fig
 
-DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, smem_banks, butterfly,
-                                     online_softmax, held_split, cluster_exchange, flash_tiles, welford_chan,
+def addressing_schemes():
+    """Chapter 2: which lanes of warp 0 work at each level of a 256-thread tree, and the worst bank conflict of
+    the level over all 8 warps (counted as the chapter's cell counts it), for the three ways to index."""
+    n = 256
+
+    def degree(words):
+        banks = {}
+        for w in words:
+            banks.setdefault(w % 32, set()).add(w)
+        return max((len(v) for v in banks.values()), default=0)
+
+    schemes = [("interleaved: if (t % (2s) == 0) buf[t] += buf[t + s]", [1, 2, 4, 8, 16, 32, 64, 128],
+                lambda t, s: t % (2 * s) == 0, lambda t, s: t),
+               ("strided: i = 2st; if (i < n) buf[i] += buf[i + s]", [1, 2, 4, 8, 16, 32, 64, 128],
+                lambda t, s: 2 * s * t < n, lambda t, s: 2 * s * t),
+               ("sequential: if (t < s) buf[t] += buf[t + s]", [128, 64, 32, 16, 8, 4, 2, 1],
+                lambda t, s: t < s, lambda t, s: t)]
+    fig, axes = plt.subplots(1, 3, figsize=(11.5, 3.5))
+    for ax, (title, levels, active, word) in zip(axes, schemes):
+        ax.set_axis_off()
+        ax.set_xlim(-5.5, 41)
+        ax.set_ylim(-1.6, len(levels) + 1.2)
+        for row, s in enumerate(levels):
+            y = len(levels) - 1 - row
+            k = 0
+            for w0 in range(0, n, 32):
+                lanes = [t for t in range(w0, w0 + 32) if active(t, s)]
+                k = max(k, degree([word(t, s) for t in lanes]), degree([word(t, s) + s for t in lanes]))
+            for lane in range(32):
+                _box(ax, lane, y + 0.1, 1, 0.8, "", fc=C[0] if active(lane, s) else "#eeeeee",
+                     ec="white", lw=0.4)
+            ax.text(-0.5, y + 0.5, f"s = {s}", ha="right", va="center", fontsize=7)
+            ax.text(32.6, y + 0.5, "none" if k <= 1 else f"{k}-way", ha="left", va="center", fontsize=7,
+                    color=C[3] if k > 1 else "black")
+        ax.text(16, len(levels) + 0.45, "lanes 0-31 of warp 0", ha="center", fontsize=7)
+        ax.text(36.5, len(levels) + 0.45, "conflict", ha="center", fontsize=7)
+        ax.set_title(title, fontsize=8)
+    fig.text(0.5, 0.025, "blue: the lane works at that level (256 threads, 8 warps); right: the worst bank conflict "
+             "of the level over all 8 warps\ninterleaved: divergence, no conflict;  strided: no divergence "
+             "while a warp is full, conflicts;  sequential: neither (idle lanes only once fewer than 32 work)",
+             ha="center", fontsize=7)
+    fig.subplots_adjust(left=0.02, right=0.99, top=0.9, bottom=0.15, wspace=0.08)
+    return fig
+
+
+def two_level_reduction():
+    """Chapter 2: the two-level block reduction for 256 threads (8 warps): shuffles inside each warp, lane 0 of
+    warp w writes smem[w], a barrier, every warp reduces smem[lane] (identity 0 for lanes 8..31), a barrier."""
+    warps = 8
+    fig, ax = _blank((10, 4.6))
+    ax.set_xlim(-7.5, 36)
+    ax.set_ylim(-0.8, 11.2)
+    # level 1: eight warps, each a row of 32 lanes reduced by the butterfly
+    for w in range(warps):
+        x0 = w * 4.2
+        _box(ax, x0, 9.4, 3.8, 0.9, f"warp {w}", fc="#dce6f2", fs=7)
+        ax.text(x0 + 1.9, 8.85, "32 values", ha="center", fontsize=6)
+        _arrow(ax, (x0 + 1.9, 8.6), (x0 + 1.9, 7.9), color=C[0])
+        _box(ax, x0, 7.0, 3.8, 0.9, f"sum of warp {w}", fc=C[2], fs=6, color="white")
+        _arrow(ax, (x0 + 0.4, 7.0), (w * 1.0 + 0.5, 5.45), color=C[1], lw=0.8)
+    ax.text(-0.5, 9.85, "level 1", ha="right", va="center", fontsize=9, weight="bold")
+    ax.text(-0.5, 8.3, "shuffles\n(no memory)", ha="right", va="center", fontsize=7)
+    ax.text(-0.5, 7.45, "in every lane", ha="right", va="center", fontsize=7)
+    ax.text(-0.5, 6.2, "lane 0 writes\nsmem[warp]", ha="right", va="center", fontsize=7)
+    # shared memory: 32 slots, 8 used
+    for i in range(32):
+        _box(ax, i, 4.5, 1, 0.9, "", fc=C[2] if i < warps else "white", ec="#888888", lw=0.4)
+    ax.text(4, 4.95, "8 warp sums", ha="center", va="center", fontsize=6, color="white")
+    ax.text(20, 4.95, "slots 8..31: not written (stale)", ha="center", va="center", fontsize=6, color="#666666")
+    ax.text(-0.5, 4.95, "smem[32]", ha="right", va="center", fontsize=8)
+    ax.plot([-7, 34], [3.95, 3.95], color=C[3], ls="--", lw=1)
+    ax.text(33.8, 4.1, "__syncthreads()", ha="right", va="bottom", fontsize=7, color=C[3])
+    # level 2: every warp reads smem[lane] or 0
+    for i in range(32):
+        _box(ax, i, 2.4, 1, 0.9, "" if i < warps else "0", fc=C[2] if i < warps else "#eeeeee",
+             ec="#888888", lw=0.4, fs=6)
+    ax.text(-0.5, 2.85, "level 2", ha="right", va="center", fontsize=9, weight="bold")
+    ax.text(16, 3.55, "every warp: lane l reads smem[l] if l < 8, else the identity 0; then shuffles again",
+            ha="center", fontsize=7)
+    _arrow(ax, (16, 2.35), (16, 1.55), color=C[0])
+    _box(ax, 4, 0.6, 24, 0.9, "the block's sum, in every lane of every warp", fc=C[4], fs=8, color="white")
+    ax.plot([-7, 34], [0.25, 0.25], color=C[3], ls="--", lw=1)
+    ax.text(33.8, -0.35, "__syncthreads() again before smem is reused", ha="right", va="bottom", fontsize=7,
+            color=C[3])
+    return fig
+
+
+def littles_law():
+    """Chapter 2: Little's law for memory: bytes in flight = bandwidth x latency (2980 GB/s, 1 us, 132 SMs)."""
+    fig, ax = _blank((9, 2.6))
+    ax.set_xlim(-1, 25)
+    ax.set_ylim(-1.3, 4.2)
+    _box(ax, 0, 1, 3, 1.6, "SM\nissues\nloads", fc="#dce6f2", fs=8)
+    _box(ax, 20, 1, 3.5, 1.6, "HBM\nanswers each\none latency later", fc="#fde0c5", fs=7)
+    ax.plot([3, 20], [2.35, 2.35], color="#888888", lw=0.8)
+    ax.plot([3, 20], [1.25, 1.25], color="#888888", lw=0.8)
+    for i in range(14):  # requests on their way: a steady stream
+        _box(ax, 3.6 + i * 1.17, 1.5, 0.8, 0.6, "", fc=C[0], ec="white", lw=0.3)
+    _arrow(ax, (4, 3.0), (19.5, 3.0), color=C[0])
+    ax.text(11.6, 3.3, "latency: about 1 µs (several hundred ns, more when memory is busy)", ha="center",
+            fontsize=7.5)
+    ax.text(11.6, 0.65, "in flight at every moment: bandwidth x latency", ha="center", fontsize=8, weight="bold")
+    ax.text(11.6, -0.15, "2980 GB/s x 1 µs = about 3 MB; / 132 SMs = about 23 KB per SM = about 1400 float4 "
+            "loads per SM", ha="center", fontsize=7.5)
+    ax.text(11.6, -0.85, "at 2048 resident threads per SM: under one float4 load in flight per thread",
+            ha="center", fontsize=7.5)
+    return fig
+
+
+DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, masked_lanes, smem_banks, butterfly,
+                                     addressing_schemes, two_level_reduction, littles_law,
+                                     online_softmax, merge_states, held_split, cluster_exchange, flash_tiles, welford_chan,
+                                     fusion_trips, norm_placement, double_rounding,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
-                                     block_work, register_budget, item_seams, wait_placement)}
+                                     register_budget, wait_placement)}
 
 
 def script_hash() -> str:
