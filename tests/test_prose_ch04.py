@@ -53,6 +53,12 @@ def test_ch04_fast_reference_numbers():
         ours, ours_c, cud, cud_c]
     assert round(100 * (ours / cud - 1)) == ahead and round(100 * (ours_c / cud_c - 1)) == ahead_c
     assert all(len(r["ms_rounds"]) == 3 for r in doc["records"] if r["kernel"] == "attention_fwd" and "ms_rounds" in r)
+    # "at this shape: ... three consumer warpgroups with P through shared memory instead of ping-pong"
+    from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
+    assert "three consumer warpgroups with $P$ through shared memory instead of ping-pong" in flat(ch)
+    for causal in (False, True):
+        cfg = fg.choose(128, 4096, causal)
+        assert cfg.num_consumers == 3 and cfg.p_bufs and not cfg.pingpong
 
 
 def test_ch04_register_budget():
@@ -123,16 +129,3 @@ def test_ch04_pingpong_gains():
     assert len(gains) == 4 and (round(100 * (min(gains) - 1)), round(100 * (max(gains) - 1))) == (lo, hi)
     assert max(others) < 1.01 and round(100 * (1 - min(others))) == worst
 
-
-def test_ch04_exp2_polynomial():
-    """Section 8's FlashAttention-4 aside: the cubic's largest relative error for 2^f on [-1/2, 1/2], refitted."""
-    import numpy as np
-    (err,) = quoted("ch04_flash_attention", r"polynomial of degree 3 \(largest relative error \$([\d.]+) \\cdot 10")
-    f = np.cos(np.linspace(0, np.pi, 2001)) * 0.5
-    y, a, w = 2.0 ** f, np.vander(f, 4, increasing=True), np.ones_like(f)
-    for _ in range(200):  # Lawson's iteration towards the least largest relative error
-        c = np.linalg.lstsq(a * (np.sqrt(w) / y)[:, None], y * np.sqrt(w) / y, rcond=None)[0]
-        w = w * np.abs(a @ c / y - 1)
-        w /= w.sum()
-    ff = np.linspace(-0.5, 0.5, 100001)
-    assert round(np.abs(np.polyval(c[::-1], ff) / 2 ** ff - 1).max() * 1e5, 1) == err
