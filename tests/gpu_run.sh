@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU validation on a lent GPU machine (see README "Verifying on a GPU"), in steps:
+# The GPU validation on a lent GPU machine (see docs/testing.md), in steps:
 #   bash tests/gpu_run.sh [STEP ...]   STEP: bench | attacks | engine[:CH,CH] | validate[:CH,CH] | grading[:CH,CH]
 #                                      | class[:CH] (a synthetic class of ${STUDENTS:-200} mixed notebooks, ${JOBS:-4}
 #                                        workers, kept in ${KEEP} and resumed there when set; nvidia-smi sampled)

@@ -1,5 +1,6 @@
-"""The offline GPU node's install (README, "Grading on an offline GPU node"), with pip's index switched off:
-`pip install --no-index --find-links DIR --no-deps -e .` must build the project from DIR's setuptools."""
+"""The offline GPU node's install (docs/instructors/grade-a-class.md, "Grading on an offline GPU node"), with pip's
+index switched off: `pip install --no-index --find-links DIR --no-deps -e .` must build the project from DIR's
+setuptools."""
 import os
 import shutil
 import subprocess

@@ -115,7 +115,7 @@ def test_a_runner_and_all_its_processes_do_nothing_between_requests(monkeypatch,
             said = f.read()
         assert said.startswith("stayed" if p.confined else "left"), said
         # unconfined without the sandbox's PID namespace, the orphan (its own session, its parent gone) is
-        # reparented out of the runner's tree and not found: the one case the freeze misses (README)
+        # reparented out of the runner's tree and not found: the one case the freeze misses (docs/trust-model.md)
         watched = FILES if p.confined or SANDBOXED else FILES[:2]
         before, after = _still(home)
         assert {n: before[n] for n in watched} == {n: after[n] for n in watched}, \
