@@ -75,20 +75,29 @@ def _tracked() -> list[str]:
     return [p for p in r.stdout.splitlines() if not p.startswith("benchmarks/runs/")]
 
 
+WORK_LOG = "BENCHMARKS.md"  # the archived work log: its sections describe the runs
+
+
 def citations() -> dict[str, list[str]]:
-    """Run folder -> the places (file:line) in the tree that cite it."""
+    """Run folder -> the places that cite it (file:line): first the archived work log's sections that describe
+    the run (`runs.tar.xz:BENCHMARKS.md:line`), then the files of the tree."""
     out: dict[str, list[str]] = {}
+
+    def scan(where: str, lines: list[str]) -> None:
+        for n, line in enumerate(lines, 1):
+            for m in CITE.finditer(line):
+                out.setdefault(m.group(1), []).append(f"{where}:{n}")
+
+    if WORK_LOG in _members():
+        scan(f"runs.tar.xz:{WORK_LOG}", read(WORK_LOG).splitlines())
     for rel in _tracked():
         if not rel.endswith((".py", ".md", ".toml", ".sh", ".txt", ".cu", ".json")):
             continue
         try:
             with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
-                lines = f.read().splitlines()
+                scan(rel, f.read().splitlines())
         except (OSError, UnicodeDecodeError):
             continue
-        for n, line in enumerate(lines, 1):
-            for m in CITE.finditer(line):
-                out.setdefault(m.group(1), []).append(f"{rel}:{n}")
     return out
 
 
