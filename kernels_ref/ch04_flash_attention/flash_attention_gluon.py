@@ -17,7 +17,7 @@ alone 1/3.9e12 = 0.26 ps per score (the whole GPU's time per score): the softmax
 the GEMMs. Done one after the other (Triton's single instruction stream, each wgmma waited before the
 softmax uses its result) the tensor cores idle a third of the time or more, if nothing else on the SM
 fills the gap: 990 · 0.52/(0.52 + 0.26) = 660 TFLOP/s before the FMAs, max and sum (the Triton
-candidate, flash_attention_hopper.py, measured about 500 on an H100: benchmarks/gpu_2026-11-26_s10/h
+candidate, flash_attention_hopper.py, measured about 500 on an H100: archived run gpu_2026-11-26_s10/h
 and i). For D = 64 the GEMMs halve and the softmax does not, so it is worse. The
 only way up is to run the softmax *while* the tensor cores work. Hopper gives us three tools:
 
@@ -122,7 +122,7 @@ class Config(NamedTuple):
 # T 2048; without the mask from T 2048, at any length, with row sums per thread, and the pin below T 4096
 # (SEAM_LS_PIN_64, SEAM_LS_64); for D 128 REG_128 keeps
 # them with row sums per thread and two query buffers; CONFIGS[128] and its ping-pong variant no longer). Chosen by
-# benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32; benchmarks/gpu_2026-11-26_s10/h and i, TFLOP/s):
+# benchmarks/attention_gluon_check.py on an H100 (bf16, B 4, H 32, TFLOP/s; archived run gpu_2026-11-26_s10/h, i):
 # D 64: persistent, 3 stages, within 3% of the best candidate on every T and both maskings (T 1024 causal 254
 #   against 217 for the same tiles not persistent; T 16384 causal 453 against 389);
 # D 128: 128-key tiles, 2 stages, not persistent (T 8192: 650 against 561-578 persistent), except on short
@@ -132,34 +132,34 @@ SHORT_128 = Config(128, 64, 3, 2, persistent=True)  # D 128 where a sequence giv
 
 
 # Ping-pong (Config.pingpong), timed against choose()'s configs of the time in one process with cuDNN beside them
-# (benchmarks/attention_gluon_check.py --pingpong, medians of 3 interleaved rounds; eleventh session,
-# gpu_2026-11-27_s11/e on an H200 and g on an H100): CONFIGS[128] not causal gains at T 2048 (x1.028 H200, x1.025
+# (benchmarks/attention_gluon_check.py --pingpong, medians of 3 interleaved rounds; archived run
+# gpu_2026-11-27_s11/e on an H200, /g on an H100): CONFIGS[128] not causal gains at T 2048 (x1.028 H200, x1.025
 # H100) and T 4096 (x1.047, x1.021); causal T 4096 is even (x1.004, x0.998); the persistent configs lose or stay even
 # (x0.959-1.003). So: ping-pong for D 128's non-persistent tiles when not causal (T 8192 and 16384 were not in those
-# checks; the H100 report that followed, gpu_2026-11-27_s11/l, has them at 1.02 and 1.03x cuDNN).
+# checks; the H100 report, gpu_2026-11-27_s11/l, has them at 1.02 and 1.03x cuDNN).
 PINGPONG_128 = CONFIGS[128]._replace(pingpong=True)  # choose()'s until THREE_128 (below) replaced it
 
 
 # Three consumer warpgroups, P through one shared buffer each (Config.p_bufs; PSMEM_SWEEP), timed against choose()'s
 # earlier configs and cuDNN in one process on an H200 (benchmarks/attention_gluon_check.py --psmem, medians of 3
-# interleaved rounds, TFLOP/s; sixteenth session, gpu_2026-11-28_s16/a and b):
+# interleaved rounds, TFLOP/s; archived run gpu_2026-11-28_s16/a and b):
 # D 128 not causal T 2048 666-667 against 627-628 (ping-pong, PINGPONG_128), T 4096 709 / 650, T 8192 689 / 651,
 #   T 16384 681 / 648; causal T 4096 612 / 607, T 8192 655 / 625, T 16384 661 / 626; T 1024 not causal 507 against
-#   SHORT_128's 511 and causal T 2048 478 against 515 (SHORT_128 stayed there; since the twenty-second session
-#   REG_128 takes causal T 2048: PIN_OFF_SWEEP).
+#   SHORT_128's 511 and causal T 2048 478 against 515 (so not THREE_128 there; choose() now takes REG_128 for T 1024
+#   not causal, SEAM_SWEEP, and for causal T 2048, PIN_OFF_SWEEP).
 # D 64 T 8192 477 / 467, causal 451 / 444; T 16384 473-474 / 462-464, causal 455-469 / 454-458; at T <= 4096 not
-#   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64] stays there.
-# Ping-pong on top (three turns, another process) read within 2% of these (run b; 3% with two P buffers).
-# Row sums kept per thread (Config.lazy_sum, LAZY_SUM_SWEEP below) took it further for D 128 (run s18/e: T 2048 676
-# against 662, causal T 4096 634 against 605); for D 64 they did not (causal T 16384 459 against 457), so THREE_64 keeps
-# the shuffles.
+#   ahead (4096: 464-465 / 462, causal 392 / 413; 1024-2048: 3-23% behind), so CONFIGS[64]'s tiles stay there (SEAM_64).
+# Ping-pong on top (three turns, another process) read within 2% of these (gpu_2026-11-28_s16/b; 3% with two P buffers).
+# Row sums kept per thread (Config.lazy_sum, LAZY_SUM_SWEEP below) took it further for D 128 (archived run
+# gpu_2026-11-28_s18/e: T 2048 676 against 662, causal T 4096 634 against 605); for D 64 they did not (causal T 16384
+# 459 against 457), so THREE_64 keeps the shuffles.
 THREE_128 = Config(192, 128, 2, 3, p_bufs=1, lazy_sum=True)
 THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums across the 4 threads every tile
 
 
 # Not causal, where choose() was still behind cuDNN (SHORT_SWEEP below), timed against choose()'s earlier configs and
 # cuDNN in one process on an H200 (benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP, medians of 3
-# interleaved rounds, TFLOP/s; seventeenth session, gpu_2026-11-28_s17/a and b):
+# interleaved rounds, TFLOP/s; archived run gpu_2026-11-28_s17/a and b):
 # D 64, WIDE_64 (256-key tiles, persistent, P through one shared buffer a warpgroup) against CONFIGS[64] (T <= 4096)
 #   or THREE_64 (T >= 8192): T 1024 376-377 / 374-375 (cuDNN 396-397), T 2048 453-454 / 430, T 4096 502-504 /
 #   463-464 (484-485), T 8192 491 / 479 (471), T 16384 481 / 469 (469). When causal it lost everywhere (T 1024 210
@@ -167,9 +167,9 @@ THREE_64 = Config(192, 128, 2, 3, p_bufs=1)  # THREE_128's tiles, row sums acros
 # D 128 T 1024, PERSIST_128 (persistent BM128-BN128, P through one shared buffer) against SHORT_128: 540-541 / 509-511
 #   (cuDNN 562); causal 378 / 405 (SHORT_128 stays); T 2048 639 against THREE_128's 661.
 # Ping-pong on top of either read lower (T 1024 D 128 533, D 64 T 1024-16384 357-467).
-# PERSIST_128 with row sums kept per thread (Config.lazy_sum; run s18/e): 556 against 542 (cuDNN 562). (Since the
-# twentieth session choose() takes REG_128 there instead, and WIDE_64 only above T 2048: OVERLAP_SWEEP, SEAM_SWEEP;
-# since the twenty-first nowhere: SEAM_LS_64 and, below T 4096, SEAM_LS_PIN_64.)
+# PERSIST_128 with row sums kept per thread (Config.lazy_sum; gpu_2026-11-28_s18/e): 556 against 542 (cuDNN 562).
+# (choose() takes neither now: REG_128 for D 128 T 1024, SEAM_SWEEP; for D 64 without the mask SEAM_LS_64 and, below
+# T 4096, SEAM_LS_PIN_64, SEAM_LS_SWEEP and PIN_SWEEP.)
 WIDE_64 = Config(128, 256, 2, 2, persistent=True, p_bufs=1)
 PERSIST_128 = Config(128, 128, 2, 2, persistent=True, p_bufs=1, lazy_sum=True)
 
@@ -236,12 +236,12 @@ PSMEM_SWEEP = {
           Config(128, 128, 2, 2, p_bufs=1), Config(192, 64, 3, 3, persistent=True, p_bufs=1),
           Config(192, 128, 2, 3, pingpong=True, p_bufs=1)],
 }
-# Where choose() is still behind cuDNN (the H200 report, gpu_2026-11-28_s16/c: D 64 T 1024-4096, 0.92-0.96x; D 128
-# T 1024 not causal, 0.92x): larger key tiles for D 64 (BLOCK_N 256 halves the work done once a tile, the row
-# reductions, O's rescale, the barrier waits; its 64 x 256 scores are 128 registers a thread, so P goes through
-# shared memory), 128 query rows a warpgroup (BM256-BN64), and P through shared memory in the persistent configs.
-# Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills, but BM128-BN256-s2-c2-p-ps1 when causal
-# (52 B, ping-pong or not); with P in registers BM128-BN256 spills about 1 KB, and BM256-BN128 with P in shared
+# Where choose() (its configs of the time) was behind cuDNN in the H200 report (archived run gpu_2026-11-28_s16/c: D 64
+# T 1024-4096, 0.92-0.96x; D 128 T 1024 not causal, 0.92x): larger key tiles for D 64 (BLOCK_N 256 halves the work done
+# once a tile, the row reductions, O's rescale, the barrier waits; its 64 x 256 scores are 128 registers a thread, so P
+# goes through shared memory), 128 query rows a warpgroup (BM256-BN64), and P through shared memory in the persistent
+# configs. Compiled offline (triton 3.7.1, Triton's ptxas, sm_90a) without spills, but BM128-BN256-s2-c2-p-ps1 when
+# causal (52 B, ping-pong or not); with P in registers BM128-BN256 spills about 1 KB, and BM256-BN128 with P in shared
 # memory 100 B or more. Timed by benchmarks/attention_gluon_check.py --psmem --sweep SHORT_SWEEP.
 SHORT_SWEEP = {
     64: [Config(128, 256, 2, 2, p_bufs=1), Config(128, 256, 2, 2, persistent=True, p_bufs=1),
@@ -249,74 +249,73 @@ SHORT_SWEEP = {
          Config(256, 64, 3, 2, persistent=True, p_bufs=1), Config(256, 64, 4, 2, p_bufs=2),
          Config(128, 128, 3, 2, persistent=True, p_bufs=1),
          Config(128, 256, 2, 2, persistent=True, pingpong=True, p_bufs=1),
-         # causal: narrower key tiles waste less of the diagonal tile (64 keys: half of it). Run s17/e: none won
-         # clearly (T 1024-2048 2-20% behind choose(); T 4096-8192 the three-consumer one 1% ahead, within the spread)
+         # causal: narrower key tiles waste less of the diagonal tile (64 keys: half of it). gpu_2026-11-28_s17/e: none
+         # won clearly (T 1024-2048 2-20% behind choose(); T 4096-8192 the three-consumer one 1% ahead, within the
+         # spread)
          Config(128, 64, 4, 2, persistent=True), Config(128, 64, 4, 2, persistent=True, p_bufs=2),
          Config(192, 64, 3, 3, persistent=True), Config(192, 64, 4, 3, persistent=True, p_bufs=1)],
     128: [Config(128, 128, 2, 2, persistent=True, p_bufs=1), Config(128, 64, 3, 2, persistent=True, p_bufs=1),
           Config(128, 64, 4, 2, persistent=True, p_bufs=2), Config(128, 128, 2, 2, p_bufs=1),
           Config(192, 128, 2, 3, p_bufs=1), Config(128, 128, 2, 2, persistent=True, pingpong=True, p_bufs=1)],
 }
-# Row sums kept per thread (Config.lazy_sum, FlashAttention-3's choice). Nsight Compute on the H200
-# (gpu_2026-11-28_s18/d, D 64 T 1024 causal, CONFIGS[64] against cuDNN's kernel, which has the same tiles) finds ours
-# issuing on 39% of the cycles against cuDNN's 46%, with more stalls on the MIO queue (0.34 warps a cycle against
-# 0.06: shuffles, shared-memory stores, mbarrier operations). A row's sum across the 4 threads that share it costs two
-# shuffles a row a tile; kept per thread, once an item. Timed against choose()'s configs of the time (run s18/e,
-# TFLOP/s, medians of 3 rounds): D 128 T 1024 556 against 542 (PERSIST_128; cuDNN 562), T 2048 676 / 662 and causal
-# T 4096 634 / 605 (THREE_128); D 64 no gain (causal T 1024 258 / 257, T 4096 398 / 413, T 16384 459 / 457; T 1024 not
-# causal 365 / 367). So PERSIST_128 and THREE_128 keep them, the D 64 configs do not (until SEAM_LS_64, twenty-first
-# session, below). Compiled offline (triton 3.7.1)
-# without spills but WIDE_64's when causal (56 B) and THREE_128's when causal (20 B stores, 40 B loads).
-# The D 128 lists hold the configs without (choose()'s before run s18/e), for a rerun against choose().
+# Row sums kept per thread (Config.lazy_sum, FlashAttention-3's choice). Nsight Compute on the H200 (archived run
+# gpu_2026-11-28_s18/d, D 64 T 1024 causal, CONFIGS[64] against cuDNN's kernel, which has the same tiles) finds ours
+# issuing on 39% of the cycles against cuDNN's 46%, with more stalls on the MIO queue (0.34 warps a cycle against 0.06:
+# shuffles, shared-memory stores, mbarrier operations). A row's sum across the 4 threads that share it costs two
+# shuffles a row a tile; kept per thread, once an item. Timed against choose()'s configs of the time
+# (gpu_2026-11-28_s18/e, TFLOP/s, medians of 3 rounds): D 128 T 1024 556 against 542 (PERSIST_128; cuDNN 562), T 2048
+# 676 / 662 and causal T 4096 634 / 605 (THREE_128); D 64 no gain (causal T 1024 258 / 257, T 4096 398 / 413, T 16384
+# 459 / 457; T 1024 not causal 365 / 367). So PERSIST_128 and THREE_128 keep them, the D 64 configs do not (but
+# SEAM_LS_64, below, without the mask). Compiled offline (triton 3.7.1) without spills but WIDE_64's when causal (56 B)
+# and THREE_128's when causal (20 B stores, 40 B loads). The D 128 lists hold the configs without (as choose() took them
+# before this measurement), for a rerun against choose().
 LAZY_SUM_SWEEP = {
     64: [CONFIGS[64]._replace(lazy_sum=True), WIDE_64._replace(lazy_sum=True), THREE_64._replace(lazy_sum=True)],
     128: [SHORT_128._replace(lazy_sum=True), PERSIST_128._replace(lazy_sum=False), THREE_128._replace(lazy_sum=False)],
 }
 # The balanced schedule (Config.balanced). The pairs of _work_item even out a causal head's tiles, but the CTAs get
 # whole pairs, round robin: 512 pairs (D 64 T 1024, B 4, H 32) over 132 SMs give 116 CTAs four and 16 three, so the
-# kernel lasts 4 pairs where 3.88 would do, about 3% (T 2048-8192 lose about as much; the loss depends on the
-# remainder: 16384 gives 63 rounds for 62.06, 1.5%). The
-# host knows every tile's work before the launch (its key tiles), so it can share the tiles out better:
-# "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest processing time first); then
-#   each CTA runs its tiles head by head (meant to keep the CTAs running at one time on nearby heads, K/V in L2;
-#   it does not: a CTA's share spans the heads, and each starts on its lowest).
-# "deal": the same shares, each CTA's tiles in the order they were dealt (longest first).
-# "tail": the pairs' whole rounds as _work_item runs them (each CTA a long tile, then the short one of the same head,
-#   whose K/V it has just read), and only the last, partial round's tiles dealt longest first.
-# Timed against the pairs and cuDNN on an H200 (benchmarks/attention_gluon_check.py --psmem --sweep BALANCED_SWEEP,
-# medians of 3 interleaved rounds, TFLOP/s; nineteenth session, gpu_2026-11-29_s19/a, b (two processes) and c), on
-# CONFIGS[64], D 64 causal, lpt / deal / tail against the pairs (cuDNN): T 1024 270-272 / 248-252 / 256-257 against
-# 256-258 (279-281); T 2048 351-353 / 331-333 / 351-352 against 340-344 (362-363); T 4096 417-420 / 402-403 /
-# 415-417 against 410-412 (430-432). Two more orders of lpt's shares lost too (c: a CTA's longest and shortest tiles
-# alternating, 256 / 336 / 407; shortest first, 268 / 345 / 406). So it is not the balance alone (at T 1024 tail's
-# busiest CTA has as much work as lpt's, and deal has lpt's very shares) but the order too, which we have not
-# explained. Elsewhere lpt did not
-# win: D 64 T 8192 causal 434-441 against THREE_64's 449-450; SHORT_128 (64-key tiles), D 128 causal, T 1024 386-391
+# kernel lasts 4 pairs where 3.88 would do, about 3% (T 2048-8192 lose about as much; the loss depends on the remainder:
+# 16384 gives 63 rounds for 62.06, 1.5%). The host knows every tile's work before the launch (its key tiles), so it can
+# share the tiles out better: "lpt": longest first, each to the CTA with the least work so far (greedy LPT: longest
+# processing time first); then each CTA runs its tiles head by head (meant to keep the CTAs running at one time on
+# nearby heads, K/V in L2; it does not: a CTA's share spans the heads, and each starts on its lowest). "deal": the same
+# shares, each CTA's tiles in the order they were dealt (longest first). "tail": the pairs' whole rounds as _work_item
+# runs them (each CTA a long tile, then the short one of the same head, whose K/V it has just read), and only the last,
+# partial round's tiles dealt longest first. Timed against the pairs and cuDNN on an H200
+# (benchmarks/attention_gluon_check.py --psmem --sweep BALANCED_SWEEP, medians of 3 interleaved rounds, TFLOP/s;
+# archived run gpu_2026-11-29_s19/a, b (two processes) and c), on CONFIGS[64], D 64 causal, lpt / deal / tail against
+# the pairs (cuDNN): T 1024 270-272 / 248-252 / 256-257 against 256-258 (279-281); T 2048 351-353 / 331-333 / 351-352
+# against 340-344 (362-363); T 4096 417-420 / 402-403 / 415-417 against 410-412 (430-432). Two more orders of lpt's
+# shares lost too (gpu_2026-11-29_s19/c: a CTA's longest and shortest tiles alternating, 256 / 336 / 407; shortest
+# first, 268 / 345 / 406). So it is not the balance alone (at T 1024 tail's busiest CTA has as much work as lpt's, and
+# deal has lpt's very shares) but the order too, for a reason not known. Elsewhere lpt did not win: D 64 T 8192 causal
+# 434-441 against THREE_64's 449-450; SHORT_128 (64-key tiles), D 128 causal, T 1024 386-391
 # against the pairs' 402-404, T 2048 503-508 / 513-514. Not causal, every tile costs the same:
 # CONFIGS[64] at T 1024 369-371 with any schedule. So choose() takes lpt for CONFIGS[64] when causal (BALANCED_64).
 SCHEDULES = ("lpt", "deal", "tail")
 
 # The balanced schedules (Config.balanced, schedule() below) on choose()'s persistent configs, and CONFIGS[64] with
-# the pairs (choose()'s before run s19/b), for a rerun against choose() and cuDNN.
+# the pairs (choose()'s before BALANCED_64), for a rerun against choose() and cuDNN.
 BALANCED_SWEEP = {
     64: [CONFIGS[64]] + [CONFIGS[64]._replace(balanced=b) for b in SCHEDULES] + [WIDE_64._replace(balanced="lpt")],
     128: [SHORT_128._replace(balanced=b) for b in SCHEDULES] + [PERSIST_128._replace(balanced="lpt")],
 }
 BALANCED_64 = CONFIGS[64]._replace(balanced="lpt")
-# The seams between a persistent CTA's work items. At T 1024 without the mask a query tile of 128 rows meets 8 key
-# tiles (WIDE_64: 4), and at each seam a consumer warpgroup runs its last P V, normalizes and stores the output,
-# waits for the next query tile and computes that item's first scores and softmax before the tensor cores have
-# work from it again; both warpgroups reach the seam together. Config.q_bufs = 2 loads the next item's query tiles
-# during the current item; Config.overlap issues the next item's first Q Kᵀ behind the last P V, so it runs during
-# the output's normalization and store (_consumer_overlap). Timed against choose() and cuDNN by
-# benchmarks/attention_gluon_check.py --psmem --sweep OVERLAP_SWEEP (H200, gpu_2026-11-29_s20/b, TFLOP/s, medians of 3
-# rounds). D 64 without the mask, T 1024 / 2048 / 4096: BALANCED_64 371 / 426 / 459, with two query buffers 390 / 432
-# / 468, with overlap alone 355 / 410 / 455, with both 392 / 453 / 485; WIDE_64 (choose()'s then) 365 / 439 / 486,
-# WIDE_64 with overlap 332 / 405 / 468; cuDNN 393 / 449 / 481. D 64 causal (QBUF_SWEEP; overlap gave wrong rows there
-# with two query buffers, so the mask takes the plain loop): BALANCED_64 272 / 351 / 418, two query buffers 283 / 369 /
-# 434, cuDNN 281 / 361 / 431. D 128 T 1024 (run a and b): SHORT_128 with the table 507-509, with two query buffers
-# 518-522, with both 517-519; PERSIST_128 with the table 540-545, with overlap 515-520 (one query buffer: the next
-# tiles load only at the seam), choose()'s PERSIST_128 549-553, cuDNN 557-558. So SEAM_64 (below) for D 64.
+# The seams between a persistent CTA's work items. At T 1024 without the mask a query tile of 128 rows meets 8 key tiles
+# (WIDE_64: 4), and at each seam a consumer warpgroup runs its last P V, normalizes and stores the output, waits for the
+# next query tile and computes that item's first scores and softmax before the tensor cores have work from it again;
+# both warpgroups reach the seam together. Config.q_bufs = 2 loads the next item's query tiles during the current item;
+# Config.overlap issues the next item's first Q Kᵀ behind the last P V, so it runs during the output's normalization and
+# store (_consumer_overlap). Timed against choose() and cuDNN by benchmarks/attention_gluon_check.py --psmem --sweep
+# OVERLAP_SWEEP (H200, archived run gpu_2026-11-29_s20/b, TFLOP/s, medians of 3 rounds). D 64 without the mask, T 1024 /
+# 2048 / 4096: BALANCED_64 371 / 426 / 459, with two query buffers 390 / 432 / 468, with overlap alone 355 / 410 / 455,
+# with both 392 / 453 / 485; WIDE_64 (choose()'s then) 365 / 439 / 486, WIDE_64 with overlap 332 / 405 / 468; cuDNN 393
+# / 449 / 481. D 64 causal (QBUF_SWEEP; overlap gave wrong rows there with two query buffers, so the mask takes the
+# plain loop): BALANCED_64 272 / 351 / 418, two query buffers 283 / 369 / 434, cuDNN 281 / 361 / 431. D 128 T 1024
+# (gpu_2026-11-29_s20/a and b): SHORT_128 with the table 507-509, with two query buffers 518-522, with both 517-519;
+# PERSIST_128 with the table 540-545, with overlap 515-520 (one query buffer: the next tiles load only at the seam),
+# choose()'s PERSIST_128 549-553, cuDNN 557-558. So SEAM_64 (below) for D 64.
 OVERLAP_SWEEP = {
     64: [BALANCED_64, BALANCED_64._replace(q_bufs=2), BALANCED_64._replace(overlap=True),
          BALANCED_64._replace(q_bufs=2, overlap=True), WIDE_64._replace(balanced="lpt", overlap=True)],
@@ -328,11 +327,11 @@ QBUF_SWEEP = {D: [cfg for cfg in cfgs if not cfg.overlap] for D, cfgs in OVERLAP
 SEAM_64 = BALANCED_64._replace(q_bufs=2, overlap=True)  # D 64 (choose() takes it with the pin: SEAM_PIN_64)
 REG_128 = Config(128, 128, 2, 2, persistent=True, lazy_sum=True, balanced="lpt", q_bufs=2)  # D 128, T <= 2048
 # (with the mask above T 1024: PIN_OFF_SWEEP)
-# Where choose() stayed behind cuDNN in the report with SEAM_64 (gpu_2026-11-29_s20/c: D 128 T 1024 without the mask,
-# 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared memory a second
-# query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled offline (triton
-# 3.6.0, sm_90a) without spills without the mask (4 B of spills with it). Run d (two processes, TFLOP/s, first /
-# second):
+# Where choose() stayed behind cuDNN in the H200 report with SEAM_64 (archived run gpu_2026-11-29_s20/c: D 128 T 1024
+# without the mask, 0.99; D 64 T 2048, 0.98): for D 128, PERSIST_128's tiles with P in registers, which frees the shared
+# memory a second query buffer needs (row sums once or every tile); for D 64, SEAM_64 with 2 and 4 stages. Compiled
+# offline (triton 3.6.0, sm_90a) without spills without the mask (4 B of spills with it). Timed on the H200
+# (gpu_2026-11-29_s20/d, two processes, TFLOP/s, first / second):
 # D 128 T 1024: P in registers with two query buffers 580 / 579 (with overlap 554 / 553, without the row sums kept per
 # thread 556 / 554), choose()'s PERSIST_128 553 / 553, cuDNN 558 / 559; T 2048: 692 / 694 (666 / 667, 665 / 665),
 # choose()'s THREE_128 679 / 683, cuDNN 652 / 655. D 64 T 2048: SEAM_64 442 / 446, with 2 stages 440 / 444, with 4
@@ -343,8 +342,8 @@ SEAM_SWEEP = {
     128: [REG_128, REG_128._replace(overlap=True),
           Config(128, 128, 2, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
 }
-# Twenty-first session: D 64 without the mask at T 2048 still read 0.98 of cuDNN (gpu_2026-11-29_s20/e). SEAM_64 with
-# row sums per thread, with P through one or two shared buffers, and with 64-key tiles (4 or 6 stages), against
+# D 64 without the mask at T 2048 read 0.98 of cuDNN with SEAM_64 (H200, archived run gpu_2026-11-29_s20/e). SEAM_64
+# with row sums per thread, with P through one or two shared buffers, and with 64-key tiles (4 or 6 stages), against
 # choose() and cuDNN. Compiled offline (triton 3.7.1, sm_90a, no mask) without spills or serialized wgmmas.
 # (Also tried offline: exp2 two at a time in bfloat16, ex2.approx.ftz.bf16x2, which ptxas 12.8 compiles to one
 # MUFU.EX2.BF16 a value, as many special-function instructions as before: not timed.)
@@ -354,54 +353,55 @@ SEAM_MORE_SWEEP = {
          Config(128, 64, 6, 2, persistent=True, balanced="lpt", q_bufs=2, overlap=True)],
     128: [],
 }
-# Run s21/a (H200, two processes, TFLOP/s, first / second): T 2048: row sums per thread 448 / 447 against SEAM_64's
-# 442 / 443 (cuDNN 448 / 449); T 4096 493 / 494 against WIDE_64's 485 / 486 (cuDNN 479 / 483); T 1024 371 / 372 against
-# 393 / 392 (cuDNN 393 / 392). P through one or two shared buffers and 64-key tiles lost everywhere (324-475).
-# Run s21/b (two processes): SEAM_LS_64 at T 2048 447 / 446 (SEAM_64 441 / 441, cuDNN 448 / 448), T 4096 497 / 498
-# (WIDE_64 487 / 487, cuDNN 482 / 480), T 8192 507 / 498 (491 / 483; 477 / 466), T 16384 478 / 481 (475 / 476;
-# 465 / 466); with 2 stages 436-483, with one query buffer 404-436. So choose() takes SEAM_LS_64 without the mask from
-# T 2048 (at T 2048 level with cuDNN, not above it; since the twenty-second session with the pin below T 4096).
+# Archived run gpu_2026-11-29_s21/a (H200, two processes, TFLOP/s, first / second): T 2048: row sums per thread 448 /
+# 447 against SEAM_64's 442 / 443 (cuDNN 448 / 449); T 4096 493 / 494 against WIDE_64's 485 / 486 (cuDNN 479 / 483); T
+# 1024 371 / 372 against 393 / 392 (cuDNN 393 / 392). P through one or two shared buffers and 64-key tiles lost
+# everywhere (324-475). gpu_2026-11-29_s21/b (two processes): SEAM_LS_64 at T 2048 447 / 446 (SEAM_64 441 / 441, cuDNN
+# 448 / 448), T 4096 497 / 498 (WIDE_64 487 / 487, cuDNN 482 / 480), T 8192 507 / 498 (491 / 483; 477 / 466), T 16384
+# 478 / 481 (475 / 476; 465 / 466); with 2 stages 436-483, with one query buffer 404-436. So choose() takes SEAM_LS_64
+# without the mask from T 2048 (at T 2048 level with cuDNN, not above it; below T 4096 with the pin: SEAM_LS_PIN_64,
+# PIN_SWEEP).
 SEAM_LS_64 = SEAM_64._replace(lazy_sum=True)
 SEAM_LS_SWEEP = {64: [SEAM_LS_64, SEAM_LS_64._replace(num_stages=2), SEAM_LS_64._replace(q_bufs=1)], 128: []}
-# Twenty-second session: the softmax kept beside the warpgroup's own P V (Config.pin, _pin). Run s22/b
-# (pin_probe.py, H200, two processes, TFLOP/s, choose()'s config as it was / with the pin / cuDNN): D 64 without the
-# mask T 1024 396-394 / 399-397 / 396, T 2048 451 / 457-458 / 451, T 4096 497 / 489 / 477-481; D 64 causal T 1024
-# 278-282 / 294-297 / 279-280, T 4096 436-438 / 460-461 / 434; D 128 0.4-2% lower with it (T 1024 582-584 / 577-578,
-# T 4096 695-703 / 681-693, causal T 4096 629-630 / 626-627, T 16384 677 / 671-672). The same with overlap = 2 (the
-# next item's first Q Kᵀ issued before the last P V, its softmax beside that P V; run s22/a without the pin: D 64 T
-# 1024 393 against 399, D 128 T 1024 496 against 587) lost with it too (392-394, 439-440, 481-482; code in ee4c92d).
+# The softmax kept beside the warpgroup's own P V (Config.pin, _pin). Archived run gpu_2026-11-29_s22/b (pin_probe.py,
+# H200, two processes, TFLOP/s, choose()'s config as it was / with the pin / cuDNN): D 64 without the mask T 1024
+# 396-394 / 399-397 / 396, T 2048 451 / 457-458 / 451, T 4096 497 / 489 / 477-481; D 64 causal T 1024 278-282 / 294-297
+# / 279-280, T 4096 436-438 / 460-461 / 434; D 128 0.4-2% lower with it (T 1024 582-584 / 577-578, T 4096 695-703 /
+# 681-693, causal T 4096 629-630 / 626-627, T 16384 677 / 671-672). The same with overlap = 2 (the next item's first Q
+# Kᵀ issued before the last P V, its softmax beside that P V; gpu_2026-11-29_s22/a, without the pin: D 64 T 1024 393
+# against 399, D 128 T 1024 496 against 587) lost with it too (392-394, 439-440, 481-482; code in ee4c92d).
 # PIN_SWEEP: choose()'s configs with the pin, for every shape of the report.
 PIN_SWEEP = {64: [SEAM_64._replace(pin=True), SEAM_LS_64._replace(pin=True), THREE_64._replace(pin=True)],
              128: [REG_128._replace(pin=True), SHORT_128._replace(pin=True), THREE_128._replace(pin=True)]}
-# Run s22/c (H200, one process, every shape of the report, TFLOP/s: choose()'s config then / the best with the pin /
-# cuDNN): D 64 without the mask T 1024 390 / 394 (SEAM_64's; with row sums per thread 396) / 391, T 2048 448 / 455
-# (SEAM_LS_64's) / 448, T 4096 495 / 489 / 481, T 8192 496 / 485 / 474, T 16384 487 / 477 / 470; D 64 causal (SEAM_64
-# with the pin) T 1024 281 / 296 / 277, T 2048 371 / 388 / 364, T 4096 434 / 457 / 431, T 8192 447 (THREE_64's) / 473
-# / 461, T 16384 458 / 426 (THREE_64 with the pin 458) / 457; D 128 without the mask level or lower with it (T 1024
-# REG_128 576 / 570, T 2048 686 / 687, T 4096 THREE_128 716 / 718-719), causal lower (T 1024 SHORT_128 400 / 395, T
+# gpu_2026-11-29_s22/c (H200, one process, every shape of the report, TFLOP/s: choose()'s config then / the best with
+# the pin / cuDNN): D 64 without the mask T 1024 390 / 394 (SEAM_64's; with row sums per thread 396) / 391, T 2048 448 /
+# 455 (SEAM_LS_64's) / 448, T 4096 495 / 489 / 481, T 8192 496 / 485 / 474, T 16384 487 / 477 / 470; D 64 causal
+# (SEAM_64 with the pin) T 1024 281 / 296 / 277, T 2048 371 / 388 / 364, T 4096 434 / 457 / 431, T 8192 447 (THREE_64's)
+# / 473 / 461, T 16384 458 / 426 (THREE_64 with the pin 458) / 457; D 128 without the mask level or lower with it (T
+# 1024 REG_128 576 / 570, T 2048 686 / 687, T 4096 THREE_128 716 / 718-719), causal lower (T 1024 SHORT_128 400 / 395, T
 # 4096 THREE_128 629 / 625) but at T 2048, where REG_128 with the pin read 532 against SHORT_128's 512 (cuDNN 506). So
 # choose() takes: D 64 without the mask SEAM_PIN_64 below T 2048 and SEAM_LS_PIN_64 at T 2048; D 64 causal SEAM_PIN_64
-# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_128 with the pin until run s23/a (PIN_OFF_SWEEP).
+# below T 16384 (where THREE_64 stays); D 128 causal T 2048 REG_128 (without the pin after all: PIN_OFF_SWEEP).
 # With the mask ptxas spills 4 B of REG_128, pinned or not (tests/test_attention_gluon.py).
 SEAM_PIN_64 = SEAM_64._replace(pin=True)
 SEAM_LS_PIN_64 = SEAM_LS_64._replace(pin=True)
-# D 128 causal T 1024 and 2048, with the pin and without, side by side (the twenty-second session's open question:
-# s20/e1 read REG_128 without the pin 553 against SHORT_128's 517, s22/c REG_128 with it 532 against 512). Run s23/a
-# (H200, one process, medians of 3 interleaved rounds, TFLOP/s): T 2048 REG_128 537, with the pin 528, SHORT_128 514,
-# with the pin 505, cuDNN 506; T 1024 SHORT_128 402, with the pin 397, REG_128 393, with the pin 381, cuDNN 379. So
-# choose() takes REG_128 without the pin for causal T 2048 (T 1024 keeps SHORT_128).
+# D 128 causal T 1024 and 2048, with the pin and without, side by side (two reports disagreed: gpu_2026-11-29_s20/e1
+# read REG_128 without the pin 553 against SHORT_128's 517, gpu_2026-11-29_s22/c REG_128 with it 532 against 512).
+# Archived run gpu_2026-11-29_s23/a (H200, one process, medians of 3 interleaved rounds, TFLOP/s): T 2048 REG_128 537,
+# with the pin 528, SHORT_128 514, with the pin 505, cuDNN 506; T 1024 SHORT_128 402, with the pin 397, REG_128 393,
+# with the pin 381, cuDNN 379. So choose() takes REG_128 without the pin for causal T 2048 (T 1024 keeps SHORT_128).
 PIN_OFF_SWEEP = {64: [], 128: [REG_128, REG_128._replace(pin=True), SHORT_128, SHORT_128._replace(pin=True)]}
 # Tried and removed (the code is in commit 9246b30): the last round split by key tiles (stream-K). Without the mask
-# every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52
-# would do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key
-# tiles' work (256 before), pieces of the last round's query tiles, whose partial outputs and log-sum-exps went to a
-# workspace, the piece that finished last combining them (per-thread counters, acquire-release at GPU scope, no
-# waiting). Right on the GPU (49 tests, benchmarks/gpu_2026-11-29_s21/e), but slower (e, TFLOP/s): T 1024 319 against
-# SEAM_64's 395, T 2048 395 against choose()'s SEAM_LS_64's 449. benchmarks/gpu_2026-11-29_s21/split_probe.py (run
-# f2) found where: the kernel compiled with the split's code and a table without pieces read 358 and 399 (so the code
-# alone cost the main loop 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392. The
-# loops over key tiles compiled to the same instructions either way (split_sass.py beside it: 414-416, 168
-# registers); the whole kernel's code grew from 3376 instructions to 5288 (the instruction cache is our guess).
+# every query tile costs the same, so 2048 tiles (D 64, B 4, H 32, T 2048) on 132 SMs take 16 rounds where 15.52 would
+# do: about 3% of the time (T 1024: 8 rounds for 7.76, the same). Config.split gave every CTA 248 or 249 key tiles' work
+# (256 before), pieces of the last round's query tiles, whose partial outputs and log-sum-exps went to a workspace, the
+# piece that finished last combining them (per-thread counters, acquire-release at GPU scope, no waiting). Right on the
+# GPU (49 tests), but slower (H200, TFLOP/s; archived run gpu_2026-11-29_s21/e): T 1024 319 against SEAM_64's 395, T
+# 2048 395 against choose()'s SEAM_LS_64's 449. The run's split_probe.py (its output in gpu_2026-11-29_s21/f2) found
+# where: the kernel compiled with the split's code and a table without pieces read 358 and 399 (so the code alone cost
+# the main loop 9-11%), with pieces but without their combining 365 and 407, with both 318 and 392. The loops over key
+# tiles compiled to the same instructions either way (split_sass.py beside it: 414-416, 168 registers); the whole
+# kernel's code grew from 3376 instructions to 5288 (the instruction cache is suspected, not measured).
 SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
 
 
@@ -856,8 +856,8 @@ if HAS_GLUON:
         """Consumer warpgroup WG over the CTA's work items, in the producer's order (_work_item, or BALANCED
         the host's table: _scheduled_item); item c's query tiles in buffer c % Q_BUFS. OVERLAP (the table, no
         ping-pong) without the mask and with every query tile whole: _consumer_overlap (with the mask and
-        Q_BUFS = 2 it gave wrong rows, each head's second query tile, and once an illegal address, on the H200:
-        benchmarks/gpu_2026-11-29_s20/a and b, not explained; so the mask takes this loop)."""
+        Q_BUFS = 2 it gave wrong rows, each head's second query tile, and once an illegal address, on an H200:
+        archived run gpu_2026-11-29_s20/a and b; the cause is unknown, so the mask takes this loop)."""
         BLOCK_M: gl.constexpr = NUM_CONSUMERS * M_WG
         my_p = _my_p(p_smem, WG, P_BUFS)
         base = 0
