@@ -64,10 +64,10 @@ def reference_for(case: Case) -> str:
     """The exercise whose reference kernel is ours for this case (the fastest where there are several)."""
     if case.kernel == "softmax":  # Chapter 3's fast reference (kernels_ref.bench.FAST_REFERENCES), which reads x
         # once at every width and dtype: rows up to 32768 columns in one program, longer ones split over programs or,
-        # on Hopper, over a thread-block cluster (softmax_split_rows.CONFIGS). Until the twelfth session 8192 float32
-        # took Chapter 1's row kernel (8 warps), which Chapter 3's (32 warps there) matched or led in three
-        # interleaved rounds: 98.8-98.9 against 98.7-98.8% of copy on an H100 (benchmarks/gpu_2026-11-27_s11/i),
-        # 95.9-96.1 against 95.3-95.9 on an H200 (gpu_2026-11-27_s12/c; Liger-Kernel 95.6-95.7 there)
+        # on Hopper, over a thread-block cluster (softmax_split_rows.CONFIGS). 8192 float32 too, where Chapter 1's row
+        # kernel (8 warps) used to be taken: Chapter 3's (32 warps there) matched or led it in three interleaved
+        # rounds, 98.8-98.9 against 98.7-98.8% of copy on an H100 (archived run gpu_2026-11-27_s11/i), 95.9-96.1
+        # against 95.3-95.9 on an H200 (gpu_2026-11-27_s12/c; Liger-Kernel 95.6-95.7 there)
         return "ch03.online_softmax_triton"
     return REFERENCES[case.kernel]
 
@@ -105,7 +105,7 @@ def _rmsnorm_rows_launch(ns, inputs, outs):
     """rmsnorm_rows.cu on its own grid: one block of 8 warps per 8 rows (one row a warp; 16 rows, two a warp, up
     to 1024 columns where RMSR_MAX_ROWS is 2) up to 2048 columns, a block per row beyond (the kernel takes either
     grid). The exercise's launch, a block per row, leaves 7 of 8 blocks with nothing to do: 87.6% of copy at 65536
-    x 1024 against 94.5% on this grid (H100, benchmarks/gpu_2026-11-26_s7/norms_sweep.json; one row a warp 95.3%,
+    x 1024 against 94.5% on this grid (H100, archived run gpu_2026-11-26_s7/norms_sweep.json; one row a warp 95.3%,
     gpu_2026-11-26_s9/g). Rows of at most 1024 values take the file's rmsnorm_narrow instead (the same warp path
     sized for those rows: more blocks an SM; see its comment for the measurements)."""
     x = inputs["x"]
@@ -127,7 +127,7 @@ def _rmsnorm_rows_launch(ns, inputs, outs):
 def _layernorm_rows_launch(ns, inputs, outs):
     """layernorm_rows.cu on its own grid: rows of at most 1024 floats take the file's layernorm_narrow, a 128-thread
     block a row (97.3% of copy at 65536 x 1024 on an H200 against 95.9 for the warp path below:
-    benchmarks/gpu_2026-11-27_s12/f); up to 2048 float columns one block of 8 warps per 8 rows (a row a warp), a
+    archived run gpu_2026-11-27_s12/f); up to 2048 float columns one block of 8 warps per 8 rows (a row a warp), a
     block per row beyond or where float4 loads cannot be used (the kernel takes either grid). The exercise's
     launch, a block per row, starts 8 times the blocks, 7 of 8 of which return at once."""
     x = inputs["x"]
@@ -241,15 +241,14 @@ def checked(case: Case, inputs: dict, call):
 
 
 ROUNDS = 3  # timed passes over a case's impls, interleaved, each in its own order (ORDER); a record keeps the median
-# ORDER: why the rounds change the impls' order. What runs beside a kernel can move its reading: on an H100 (thirteenth
-# session, gpu_2026-11-27_s13/d, best of two rounds) liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at
-# 96.2-96.6% of copy alone and 99.4-100.1% with torch and torch.compile interleaved. (The twenty-third session found
-# a mechanism on an H200, gpu_2026-11-29_s23/c-f: lines torch.compile's kernels load with evict_last outlived the old
-# L2 flush, and the impl timed right after it read part of its input from L2; course.timing.flush_l2 now evicts them.
-# Not rechecked on an H100.) With one
-# order for all rounds, ours was always timed first and Liger-Kernel always right after torch.compile; a rotation
-# (A B C, B C A, ...) changes the first impl but keeps every impl's neighbours, and a seeded shuffle left cuDNN right
-# after ours in all three attention rounds. round_order: as given, reversed, rotated by half, and so on.
+# ORDER: why the rounds change the impls' order. What runs beside a kernel can move its reading: on an H100 (archived
+# run gpu_2026-11-27_s13/d, best of two rounds) liger_gap_sweep.py read the softmax 16384 x 4096 bfloat16 impls at
+# 96.2-96.6% of copy alone and 99.4-100.1% with torch and torch.compile interleaved. (One mechanism, found on an H200,
+# gpu_2026-11-29_s23/c-f: lines torch.compile's kernels load with evict_last outlived the old L2 flush, and the impl
+# timed right after it read part of its input from L2; course.timing.flush_l2 now evicts them. Not rechecked on an
+# H100.) With one order for all rounds, ours was always timed first and Liger-Kernel always right after torch.compile; a
+# rotation (A B C, B C A, ...) changes the first impl but keeps every impl's neighbours, and a seeded shuffle left cuDNN
+# right after ours in all three attention rounds. round_order: as given, reversed, rotated by half, and so on.
 
 
 def round_order(names: list, k: int) -> list:
@@ -265,7 +264,7 @@ def measure(case: Case, impl_calls: dict, bench, rounds: int = ROUNDS) -> list[d
     "ms_rounds"), turned into GB/s (pct_copy filled in later) or TFLOP/s; or the error of a call that could not be
     made or failed. Why interleaved rounds: a GPU's clock and temperature drift within a case's seconds, and one
     pass per impl gives whichever impl ran in the better moment the edge (two H100 reports run back to back gave
-    0.90-1.21x and 0.85-1.09x cuDNN for the same attention kernel; tenth session, gpu_2026-11-26_s10/j and k)."""
+    0.90-1.21x and 0.85-1.09x cuDNN for the same attention kernel; archived run gpu_2026-11-26_s10/j and k)."""
     times: dict = {impl: [] for impl in impl_calls}
     errors: dict = {}
     for k in range(rounds):
@@ -311,7 +310,7 @@ def _itemsize(dtype: str) -> int:
 
 PTXAS_CHOICES = ("torch", "triton")
 # Triton's own: the one students' kernels and Liger-Kernel's get in a process without torch.compile. Side by side on
-# an H100 (thirteenth session, gpu_2026-11-27_s13/b, one process per ptxas) no difference stood out of the noise: the
+# an H100 (archived run gpu_2026-11-27_s13/b, one process per ptxas) no difference stood out of the noise: the
 # Triton kernels' softmax and norms within 0.4 points of copy, our attention 0.99-1.04x, cuDNN's (no ptxas of ours)
 # 0.99-1.03x between the same two processes.
 DEFAULT_PTXAS = "triton"
@@ -373,8 +372,8 @@ WARM_S = 0.2  # seconds each impl of a case runs, untimed, before the case's tim
 
 def warm(impl_calls: dict, seconds: float = WARM_S, sync=None) -> dict:
     """Run each callable impl for about `seconds`, untimed, before any of the case is timed; impl -> calls made.
-    Why: the impl timed first in a case used to be the slow one. In the ninth session's probe on an H100
-    (benchmarks/gpu_2026-11-26_s9/e/placement_probe.json) our softmax 16384x4096 bf16 measured 96.3% of copy in its
+    Why: the impl timed first in a case used to be the slow one. In a placement probe on an H100 (archived run
+    gpu_2026-11-26_s9/e/placement_probe.json) our softmax 16384x4096 bf16 measured 96.3% of copy in its
     first timed pass and 99.8% in the second, RMSNorm 96.1 / 99.5 and 96.0 / 98.8; the same kernel writing to fresh
     or differently placed outputs measured 98.8-100.0, Liger-Kernel (timed fourth) 98.1-99.3. Ours, timed first,
     had looked 2-4 points behind Liger-Kernel on these shapes. timing.bench's 5 warm-up calls are too short for it."""
