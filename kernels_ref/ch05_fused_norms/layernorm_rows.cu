@@ -1,4 +1,4 @@
-// Reference, fast path: LayerNorm for narrow rows (Chapter 5, exercise 1; issue 15). Not a notebook cell: the
+// Reference, fast path: LayerNorm for narrow rows (Chapter 5, exercise 1). Not a notebook cell: the
 // notebook's solution is layernorm_welford.cu (one block per row), which this file replaces in benchmarks
 // (kernels_ref/bench.py, FAST_REFERENCES). Same contract, same launch: grid (rows,), 256 threads, fp32.
 //
@@ -15,12 +15,12 @@
 // layernorm_narrow, the second kernel (same contract; the report launches it on rows of at most 1024 floats, a
 // 128-thread block per row): the block path sized for such a row, 2 float4 a thread, 32 registers (ptxas 13.0), so
 // 16 blocks (64 warps, 16 rows) stay on an SM, where layernorm_welford's 96 registers (sized for its 2048-float warp
-// path) keep 2 blocks of 8 warps (16 rows). On an H200 at 65536 x 1024 (benchmarks/norms_cuda_sweep.py,
+// path) keep 2 blocks of 8 warps (16 rows). On an H200 at 65536 x 1024 (benchmarks/norms_cuda_sweep.py, archived run
 // gpu_2026-11-27_s12/f) it read 97.3% of copy against 95.9 for the warp path on its grid of groups; Liger-Kernel's
-// LayerNorm, shaped the same way (a 4-warp program a row), 97.6-97.7 in the placement probe (s12/e). Lost in the
-// same sweeps (code in git history, commit 3dcc014): persistent warps with the next row prefetched and gamma and
-// beta in registers (83.1-91.9%), two rows a warp (94.0-94.1), smaller blocks on the warp path (95.4-95.5), more
-// warps an SM on it (94.4-94.7), gamma and beta loaded with x on the narrow block path (91.9).
+// LayerNorm, shaped the same way (a 4-warp program a row), 97.6-97.7 in the placement probe (gpu_2026-11-27_s12/e).
+// Lost in the same sweeps (code in git history, commit 3dcc014): persistent warps with the next row prefetched and
+// gamma and beta in registers (83.1-91.9%), two rows a warp (94.0-94.1), smaller blocks on the warp path (95.4-95.5),
+// more warps an SM on it (94.4-94.7), gamma and beta loaded with x on the narrow block path (91.9).
 // %% notebook
 #ifndef LNR_WARP_VEC
 #define LNR_WARP_VEC 16  // float4 per lane on the warp path: rows up to 32 * 16 * 4 = 2048 floats

@@ -1,10 +1,10 @@
-// Reference, fast path: RMSNorm with 16-byte loads for narrow rows (Chapter 5, exercise 3; issue 15). Not a
+// Reference, fast path: RMSNorm with 16-byte loads for narrow rows (Chapter 5, exercise 3). Not a
 // notebook cell: the notebook's solution is rmsnorm_vec.cu (one block per row), which this file replaces in
 // benchmarks (kernels_ref/bench.py, FAST_REFERENCES). Same contract, same launch: grid (rows,), 256 threads,
 // bf16 in and out, float32 inside, the output rounded once.
 //
-// Why: a memory-bound kernel is as fast as the bytes it keeps in flight per SM. The first version of this file
-// gave each warp one row and used 85 registers (sized for its 2048-value path): 2 blocks of 256 threads per SM,
+// Why: a memory-bound kernel is as fast as the bytes it keeps in flight per SM. A version of this file that
+// gave each warp one row used 85 registers (sized for its 2048-value path): 2 blocks of 256 threads per SM,
 // and a 1024-value bf16 row is only 2 KiB (4 uint4 per lane), so at most 2 x 8 x 2 KiB = 32 KiB in flight per
 // SM: 67.5% of copy on an H100 at 65536 x 1024, where layernorm_rows.cu (fp32: a 1024-value row is 4 KiB, also
 // 2 blocks per SM) reached 97.5%. Here a warp loads up to 8 uint4 per lane (4 KiB) at once: one row of up to
@@ -12,8 +12,8 @@
 // one row's float32 copies are live at a time); and __launch_bounds__(256, 3) caps the registers at 80 so 3
 // blocks (24 warps) share an SM: up to 3 x 8 x 4 KiB = 96 KiB in flight.
 // ptxas (nvcc 13.0, -arch=sm_90, measured without a GPU): 80 registers, 0 bytes stack, no spills; every load
-// and store of x and y an LDG.E.128 / STG.E.128 (cuobjdump -sass). Timed on H100s: benchmarks/gpu_2026-11-26_s7
-// and _s9/g (norms_sweep.json), the benchmark report.
+// and store of x and y an LDG.E.128 / STG.E.128 (cuobjdump -sass). Timed on H100s: archived runs gpu_2026-11-26_s7
+// and gpu_2026-11-26_s9/g (norms_sweep.json), and the benchmark report.
 //
 // The warp path: each row's sum of squares reduced with shuffles; no shared memory, no barrier. The launch is
 // the exercise's (one block per row), so the first block of each group of 8 rows (8 warps x 1 row; 16 rows with
@@ -31,7 +31,7 @@
 #endif
 #ifndef RMSR_MAX_ROWS
 #define RMSR_MAX_ROWS 1   // rows per warp where they fit (2: two rows of up to 1024 values, 4 uint4 per lane each).
-#endif                    // 1 measured faster on the grid of groups (H100, benchmarks/gpu_2026-11-26_s9/g): 65536 x
+#endif                    // 1 measured faster on the grid of groups (H100, archived run gpu_2026-11-26_s9/g): 65536 x
                           // 1024 95.3% of copy against 94.3% for 2; 65536 x 1536 96.6 / 96.4; 32768 x 2048 93.0 / 93.2
 #ifndef RMSR_MIN_BLOCKS
 #define RMSR_MIN_BLOCKS 3 // blocks per SM asked of ptxas (__launch_bounds__): 3 x 256 threads, at most 80 registers
@@ -174,10 +174,11 @@ rmsnorm_vec(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict
 // The report's launch for rows of at most 1024 values (kernels_ref/report.py; not the exercise's contract): grid
 // (ceil(rows / 8),), 256 threads, one row a warp, 4 uint4 per lane. Sized for those rows alone, it needs 48 registers
 // (ptxas, nvcc 13.0, sm_90: no spills), so 4 or more blocks (32 warps) share an SM where rmsnorm_vec, sized for 2048
-// values, fits 3. At 65536 x 1024 (benchmarks/gpu_2026-11-26_s10/*/norms.json): on an H200 91.9% of copy (run e),
-// and 91.4-91.5% in runs a, d, e for rmsnorm_vec compiled with RMSR_WARP_VEC 4, RMSR_MAX_ROWS 1, RMSR_MIN_BLOCKS 4
-// (the same warp path, 64 registers), against 86.8-87.6% for rmsnorm_vec as it is, on the same grid; on an H100
-// 95.8% (f) against 95.1-95.3. Needs cols % 8 == 0 and 16-byte aligned x, gamma and y; the caller checks.
+// values, fits 3. At 65536 x 1024 (norms.json, archived run gpu_2026-11-26_s10/a, d, e on an H200, f on an H100): on
+// the H200 91.9% of copy (e), and 91.4-91.5% (a, d, e) for rmsnorm_vec compiled with RMSR_WARP_VEC 4, RMSR_MAX_ROWS 1,
+// RMSR_MIN_BLOCKS 4 (the same warp path, 64 registers), against 86.8-87.6% for rmsnorm_vec as it is, on the same
+// grid; on the H100 95.8% against 95.1-95.3. Needs cols % 8 == 0 and 16-byte aligned x, gamma and y; the caller
+// checks.
 extern "C" __global__ __launch_bounds__(256, 4) void rmsnorm_narrow(
         const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ gamma, __nv_bfloat16* __restrict__ y,
         int rows, int cols, float eps) {

@@ -2,7 +2,7 @@
 output rounded once (gamma * x * rstd in fp32, then to the output dtype). gamma is loaded before the
 reduction, not after it: its load then overlaps the sum instead of waiting behind it (on an H100, 4096 x
 16384 bf16: 95.8-95.9% of copy against 94.5-94.9% with the load after the sum; 16384 x 4096: the same
-within 0.3 points; benchmarks/gpu_2026-11-26_s9/a/liger_gap_sweep.json)."""
+within 0.3 points; archived run gpu_2026-11-26_s9/a/liger_gap_sweep.json)."""
 import triton
 import triton.language as tl
 
