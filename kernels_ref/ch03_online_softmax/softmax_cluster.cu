@@ -32,7 +32,9 @@ typedef float sc_t;
 #ifndef SC_ONE_EXP  // float32 only: keep 2^(x - m_r) in place of x (one exponential an element instead of two)
 #define SC_ONE_EXP 0
 #endif
-#if SC_ONE_EXP && SC_BF16  // bfloat16 with t in an array of float32 beside x lost: 86.8-87.2% against 96.4 (s12/b)
+// bfloat16 with t in an array of float32 beside x lost: 86.8-87.2% against 96.4 (H100, archived run
+// gpu_2026-11-27_s12/b)
+#if SC_ONE_EXP && SC_BF16
 #error "SC_ONE_EXP keeps float32 values in place of x: float32 only"
 #endif
 #ifndef SC_FAST  // fewer instructions an element, for the H200 where the arithmetic is what costs (see sc_exp):
@@ -52,8 +54,9 @@ __device__ __forceinline__ float sc_ex2(float a) {
 // 2^((x - m) log2 e), where mL = m log2 e. SC_FAST: sc_ex2 and, where FMA (bfloat16, |m| < SC_FMA_MAX), the exponent
 // by one FMA, x log2 e - mL, as FlashAttention does. That FMA loses up to half an ulp of mL in the exponent: 6.8e-4
 // relative at |m| = 2^14 (4.2e-5 at |m| = 1000), inside bfloat16's tolerance (1e-2) but not float32's (1e-4), so
-// float32 keeps the exact difference (the FMA form failed a 2e-6 test on an H100, run s12/b), and so does a bfloat16
-// block whose maximum is larger (m log2 e overflows float32 past 2.4e38, which bfloat16 reaches). Else exp2f.
+// float32 keeps the exact difference (the FMA form failed a 2e-6 test on an H100, archived run gpu_2026-11-27_s12/b),
+// and so does a bfloat16 block whose maximum is larger (m log2 e overflows float32 past 2.4e38, which bfloat16
+// reaches). Else exp2f.
 #define SC_FMA_MAX 16384.f
 template <bool FMA>
 __device__ __forceinline__ float sc_exp(float x, float m, float mL) {
@@ -75,7 +78,7 @@ __device__ __forceinline__ float sc_get(const uint4& v, int i) {
 }
 
 // The cache hints. Streaming (.cs, "evict first") looked right, x being read once and y never read back, and cost
-// 2.8 (float32) and 4.5 (bfloat16) points of copy on an H100 (benchmarks/gpu_2026-11-27_s11/k): softmax_cluster.py
+// 2.8 (float32) and 4.5 (bfloat16) points of copy on an H100 (archived run gpu_2026-11-27_s11/k): softmax_cluster.py
 // asks for none (SC_LD 2, SC_ST 1).
 #ifndef SC_LD  // the load's cache hint: 0 streaming (.cs: x is read once), 1 read-only without L1 allocation, 2 none
 #define SC_LD 2

@@ -6,7 +6,7 @@ shared memory). Compiled through course.cuda (NVRTC), as the course's CUDA cells
 Why. The Triton long-row kernels (softmax_long_rows.py, softmax_split_rows.py) either read x twice, hoping to find
 it in L2 the second time, or hold a part of the row in registers while waiting, through global-memory counters, for
 the row's other parts. On an H200 both stay near two reads' speed: 65.7% (bfloat16 2048 x 131072) and 69.9% (float32
-1024 x 131072) of copy in the tenth session's report, where two full reads and a write would give 2/3. A cluster's
+1024 x 131072) of copy in the report of 2026-11-26, where two full reads and a write would give 2/3. A cluster's
 blocks are scheduled together (the hardware guarantees it), so a block may wait for its siblings without a
 co-residency argument, and the wait is a hardware barrier rather than a spin on global memory.
 
@@ -25,17 +25,17 @@ import torch
 EPV = {torch.float32: 4, torch.bfloat16: 8}
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "softmax_cluster.cu")
 # The widest row each config takes (cluster x threads x vec x EPV columns). H100 (benchmarks/softmax_cluster_sweep.py,
-# gpu_2026-11-27_s11/a and b): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led at 131072
-# columns (96.6 and 92.4% of copy; 256- and 512-thread blocks 85.7-94.1); at bfloat16 262144, 512-thread blocks of 8
-# vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 past 131072 columns is not measured: no
-# entry (the Triton path takes it). float32 keeps 2^(x - m_r) in place of x (one_exp: one exponential an element):
-# 97.0 against 96.6% with the streaming hints (H100, run f), even without them (99.7 / 99.8, run l). Clusters of 16
-# lost on the H100 (run f: 80.2-92.2 float32, 74.5-89.6 bfloat16).
-# Twelfth session (gpu_2026-11-27_s12/b on an H100, c on an H200; two interleaved rounds each): "fast" (SC_FAST:
-# ex2.approx.ftz, and for bfloat16 the exponent by one FMA, maxima on pairs, 1 / D in the exponent) took bfloat16
-# 2048 x 131072 from 86.5 to 90.4-90.5% on the H200 and to 92.4-92.5 with 5 blocks an SM ("min_blocks": 96 registers
-# instead of 128), from 96.9-97.0 to 99.2 on the H100; 1024 x 262144 from 72.4-72.6 to 82.6-83.0 (H200) and from
-# 88.7 to 94.1-94.5 (H100); float32 from 91.5-91.7 to 92.2-92.4 (H200), 99.7 to 100.0 (H100).
+# archived run gpu_2026-11-27_s11/a and b): 128-thread blocks holding 32 (float32) or 16 (bfloat16) vectors a thread led
+# at 131072 columns (96.6 and 92.4% of copy; 256- and 512-thread blocks 85.7-94.1); at bfloat16 262144, 512-thread
+# blocks of 8 vectors (83.5-83.7%) beat 128 x 32 (76.9) and 256 x 16 (81.9). float32 past 131072 columns is not
+# measured: no entry (the Triton path takes it). float32 keeps 2^(x - m_r) in place of x (one_exp: one exponential an
+# element): 97.0 against 96.6% with the streaming hints, where clusters of 16 lost (80.2-92.2 float32, 74.5-89.6
+# bfloat16; H100, gpu_2026-11-27_s11/f), and 99.7 / 99.8 without them (gpu_2026-11-27_s11/l).
+# Archived run gpu_2026-11-27_s12/b on an H100, gpu_2026-11-27_s12/c on an H200 (two interleaved rounds each): "fast"
+# (SC_FAST: ex2.approx.ftz, and for bfloat16 the exponent by one FMA, maxima on pairs, 1 / D in the exponent) took
+# bfloat16 2048 x 131072 from 86.5 to 90.4-90.5% on the H200 and to 92.4-92.5 with 5 blocks an SM ("min_blocks": 96
+# registers instead of 128), from 96.9-97.0 to 99.2 on the H100; 1024 x 262144 from 72.4-72.6 to 82.6-83.0 (H200) and
+# from 88.7 to 94.1-94.5 (H100); float32 from 91.5-91.7 to 92.2-92.4 (H200), 99.7 to 100.0 (H100).
 CONFIGS = {
     torch.float32: ((131072, {"cluster": 8, "threads": 128, "vec": 32, "one_exp": True, "fast": True}),),
     torch.bfloat16: ((131072, {"cluster": 8, "threads": 128, "vec": 16, "fast": True, "min_blocks": 5}),
@@ -44,8 +44,9 @@ CONFIGS = {
 
 
 # The loads' and stores' cache hints (softmax_cluster.cu's SC_LD, SC_ST): none. Streaming hints (.cs), the first
-# choice since x is read once and y not read back, cost 2.8 (float32) and 4.5 (bfloat16) points on an H100 (run k:
-# 97.0 against 99.7, 92.3 against 96.8 at 131072 columns, the same configs in the same process).
+# choice since x is read once and y not read back, cost 2.8 (float32) and 4.5 (bfloat16) points on an H100 (archived
+# run gpu_2026-11-27_s11/k: 97.0 against 99.7, 92.3 against 96.8 at 131072 columns, the same configs in the same
+# process).
 LD, ST = 2, 1
 
 

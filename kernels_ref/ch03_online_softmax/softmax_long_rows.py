@@ -1,14 +1,15 @@
 """Chapter 3's softmax over long rows (131072 columns and more): two passes over x, the second from L2, with the rows
 (or parts of rows) in flight bounded so that L2 can keep them between the passes. The K > 1 path of
 long_rows_kernel (parts of 32768 columns, BLOCK 8192, 8 warps, 3 programs an SM) is the float16/bfloat16 reference
-past 32768 columns (softmax_split_rows.CONFIGS; adopted in the ninth session, on four H100 runs). The rest (K = 1,
+past 32768 columns (softmax_split_rows.CONFIGS; chosen on four H100 runs, listed there). The rest (K = 1,
 chunks_kernel, the options) are candidates that benchmarks/softmax_long_rows_sweep.py times.
 
 Why. softmax_split_rows.py's two_pass_kernel gives each row to one program and launches one program per row: an
 H100 keeps 8 of those programs per SM (8 warps each), so about 1000 rows of 256-512 KiB are between their two
 reads at once, far more than the 50 MiB L2; pass 2 reads most of x from memory again (65-67% of copy measured at
 131072 columns). Its split_rows_kernel reads x once but holds a 16384-column chunk in registers while it waits
-for the row's other chunks (88.0% float32, 73.4% bfloat16, in the seventh session's report). Here:
+for the row's other chunks (88.0% float32, 73.4% bfloat16, in a report of 2026-11-26, archived run
+gpu_2026-11-26_s7). Here:
 
     (a) K = 1, persistent: a grid of P programs (CONFIG "per_sm": P = SMs x per_sm) takes rows one after another
         from an atomic ticket counter (a program that starts late, because fewer than P fit at once, just takes
@@ -54,9 +55,9 @@ Edge cases: a part (or a whole block) of -inf keeps m = -inf, and its exponentia
 Triton's interpreter runs programs one after another, so a wait never ends there: K = 1 runs as on the GPU; K > 1
 runs with phases=True (PHASE 1: pass 1 and publish, every ticket; PHASE 2, a second launch: the wait, already
 satisfied, the merge and pass 2), which checks the tickets, parts, merge and counters on a CPU. PHASE 0 (the GPU
-path) is the fused one; it ran on H100s (the sweeps' JSON under benchmarks/gpu_2026-11-26_s8 and _s9, outputs
-checked against torch.softmax before timing; tests/test_softmax_long_rows.py and test_softmax_split_rows.py on a
-GPU)."""
+path) is the fused one; it ran on H100s (the sweeps' JSON in archived runs gpu_2026-11-26_s8 and gpu_2026-11-26_s9,
+outputs checked against torch.softmax before timing; tests/test_softmax_long_rows.py and test_softmax_split_rows.py
+on a GPU)."""
 import os
 
 import torch
@@ -124,8 +125,8 @@ def wait_partials(part_ptr, cnt, row, K: tl.constexpr, KP: tl.constexpr):
     while n < K:
         n = tl.load(cnt, volatile=True)
     # The acquire: the K partials are seen after it. Its result must be used, or Triton drops the atomic (an unused
-    # atomic_add compiled to no instruction at all until the tenth session: no acquire in the PTX, only the volatile
-    # loads' order). n >= K here, so the masks below are kk < K; they depend on n so the atomic stays.
+    # atomic_add compiles to no instruction at all: no acquire in the PTX, only the volatile loads' order). n >= K
+    # here, so the masks below are kk < K; they depend on n so the atomic stays.
     n = tl.minimum(tl.atomic_add(cnt, 0, sem="acquire"), K)
     tl.debug_barrier()
     kk = tl.arange(0, KP)
@@ -185,7 +186,7 @@ def chunks_kernel(x_ptr, y_ptr, part_ptr, ws_ptr, rows, cols, x_row_stride, y_ro
     loses float32 bits on large x: 3.4e-6 against 2e-6 on rows shifted by 1000). The program that
     takes the last ticket resets the ticket counter: every other program has taken its ticket by then.
     Two switches test why cross_entropy_split looked faster than this kernel on bf16 131072 (its "88%" counted the
-    bytes of ignored rows; with every row targeted, 82.7-83.6%, gpu_2026-11-26_s9/d; this kernel 72-73%):
+    bytes of ignored rows; with every row targeted, 82.7-83.6%, archived run gpu_2026-11-26_s9/d; this kernel 72-73%):
     FRESH: cross-entropy's counters (a zeroed buffer per call, the ticket counter after the row counters, nothing
     reset); PRESCALE: cross-entropy's arithmetic (x scaled by log2 e once, m and d in base 2)."""
     if FRESH:

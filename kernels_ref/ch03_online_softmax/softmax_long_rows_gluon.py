@@ -1,8 +1,8 @@
 """Candidate (not a notebook cell; not used by the references): softmax over very long rows with each chunk held in
-SHARED memory, written in Gluon. Measured once (tenth session, NVIDIA H200, benchmarks/gpu_2026-11-26_s10/m): correct
+SHARED memory, written in Gluon. Measured once (NVIDIA H200, archived run gpu_2026-11-26_s10/m): correct
 (the check's edge cases and every timed shape), but at 35.5% of copy (float32 1024 x 131072), 33.2% (bf16 2048 x
 131072) and 19.2% (bf16 1024 x 262144) for its best configs, against 69.8 / 65.2 / 60.7% for the fast path in the
-same process: half the speed. Not yet understood; the design below is what was meant. Gluon:
+same process: half the speed. The cause is not known; the design below is the intended one. Gluon:
 triton.experimental.gluon, Hopper sm_90a (TMA, mbarriers). Same contract as the split path of
 softmax_split_rows.py: softmax(x) along each row into y, x and y 2-D with contiguous rows, float32, float16 or
 bfloat16 in and out (computed in float32). It raises ValueError for what it does not support (it never falls back:
@@ -89,8 +89,8 @@ reads each value from shared memory once for the max and the sum (it keeps the t
 passes, in registers that are free again before the wait), then once more for y. A partial last chunk (a width that
 is no multiple of CHUNK) costs a few registers more (bfloat16 8192, 4 warps: 88 in 3.6.0).
 The wait's acquire: an atomic add of 0 whose result is unused is dropped when Triton lowers to LLVM (so
-softmax_long_rows.wait_partials compiled to no acquire at all until the tenth session, when it was fixed the same
-way); here its result masks the partials' loads and it compiles to ld.global.gpu.acquire.
+softmax_long_rows.wait_partials compiles to an acquire only because it uses the result the same way); here its
+result masks the partials' loads and it compiles to ld.global.gpu.acquire.
 
 Counters: as softmax_split_rows.py (ws[0] tickets, ws[1] exits, ws[2 + row] the row's counter; the kernel resets
 them, so no memset per call). Gluon does not run in Triton's interpreter: this file is checked on a CPU by compiling

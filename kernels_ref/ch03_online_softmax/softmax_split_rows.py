@@ -54,11 +54,11 @@ strides specialised as multiples of 16 as a launch on these shapes does; no spil
 16384, 4 warps: 173 (2 an SM); 32768, 8 warps: 254 (1); 8192, 4 warps: 96. 32768 at 4 warps spills. HOLD_X gave the
 same counts (ptxas keeps the loaded half-precision values unpacked), so its gain, if any, is not registers. The rows
 kernel: float32 8192 columns, 8 warps: 53; 32768, 32 warps: 51; bfloat16 32768, 32 warps: 62; 16 warps: 128.
-Measured on an H100 (benchmarks/gpu_2026-11-26_s7/split_diag.log, % of copy, HOLD e): fewer warps and bigger
+Measured on an H100 (archived run gpu_2026-11-26_s7/split_diag.log, % of copy, HOLD e): fewer warps and bigger
 chunks win: float32 131072 columns, CHUNK 16384, 4 warps, 2 per SM 87.4% (8 warps 81.3%, 16 warps 65.5%; CHUNK
 8192 at its best 75.8%); bfloat16 131072, 16384, 4 warps, 4 per SM 73.1%; bfloat16 32768 (K = 2) 76.8%. Hence
 CONFIGS' split entries. HOLD_X, the rows kernel and the two-pass kernel were then timed by
-benchmarks/softmax_fast_sweep.py on an H100 (gpu_2026-11-26_s7/softmax_sweep.json; the numbers beside CONFIGS).
+benchmarks/softmax_fast_sweep.py on an H100 (the same run's softmax_sweep.json; the numbers beside CONFIGS).
 
 Counters, per call. ws (int32, cached per device and stream, zero between calls) holds the ticket counter ws[0],
 an exit counter ws[1] and one counter per row ws[2 + row]. They reset themselves, so no memset is launched:
@@ -89,12 +89,12 @@ LOG2E = 1.4426950408889634
 # BLOCK-column tiles, pass 1 a scalar online (m, d), pass 2 reads the row again (from L2, if it stayed there);
 # "split": the split-row kernel below, CHUNK columns per ticket, PER_SM programs per SM, HOLD "e" (the float32
 # exponentials wait in registers) or "x" (x in its own dtype waits; the exponentials are recomputed after).
-# Measured on an H100 80GB HBM3, side by side in one process (benchmarks/gpu_2026-11-26_s7/softmax_sweep.json,
+# Measured on an H100 80GB HBM3, side by side in one process (archived run gpu_2026-11-26_s7/softmax_sweep.json,
 # course.timing.bench, % of a copy measured in the same run; every output checked against torch.softmax first):
 #   float32 8192: rows, 32 warps 99.3% (8 warps 98.9, Chapter 1's kernel 98.7, Liger-Kernel 98.8)
 #   bfloat16 4096: rows, 4 warps, 2 rows a program 96.3% (1 row, 8 warps 95.9; Liger-Kernel 95.6)
 #   bfloat16 32768: two_pass, BLOCK 16384, 16 warps 98.4% (the row is 64 KiB: its second read comes from L2;
-#     rows, 16 warps 96.6; split 76.6; Liger-Kernel 93.6). 8 warps since the tenth session: see _MID.
+#     rows, 16 warps 96.6; split 76.6; Liger-Kernel 93.6). CONFIGS takes 8 warps: see _MID.
 #   float32 131072: split, CHUNK 16384, 4 warps, 3 per SM 88.0% (2 per SM 87.1; HOLD x 87.4; the two-read
 #     reference 64.3; two_pass 65.5)
 #   bfloat16 131072: split, CHUNK 16384, 4 warps, 4 per SM, HOLD x 73.4% (HOLD e 73.3; two_pass 67.1; 64.4 for
@@ -107,15 +107,16 @@ _ROWS = ((1024, {"kernel": "rows", "warps": 4, "rows": 4}), (2048, {"kernel": "r
          (16384, {"kernel": "rows", "warps": 16, "rows": 1}))
 # float32 rows of 4097-8192 columns: 32 warps measured fastest at 8192 (narrower rows keep _ROWS' entries)
 _F32 = tuple((w, {"kernel": "rows", "warps": 32, "rows": 1} if w == 8192 else c) for w, c in _ROWS)
-# bfloat16 32768 on an H200 (tenth session, gpu_2026-11-26_s10/a/fast.json): BLOCK 16384 with 16 warps 81.3%, with 8
-# warps 96.1%; on an H100 the same day (s10/c) 98.4 and 97.7%. One table serves both: 8 warps.
+# bfloat16 32768 on an H200 (archived run gpu_2026-11-26_s10/a/fast.json): BLOCK 16384 with 16 warps 81.3%, with 8
+# warps 96.1%; on an H100 the same day (gpu_2026-11-26_s10/c) 98.4 and 97.7%. One table serves both: 8 warps.
 _MID = ((32768, {"kernel": "two_pass", "block": 16384, "warps": 8}),)
-# Half precision past 32768 columns (ninth session): softmax_long_rows.py's kernel, "long_rows", took over from
-# "split": each row cut into parts of PART columns (K = ceil(cols / PART) programs a row), two reads of the part
-# with the second from L2, nothing held in registers across the wait, 3 programs of 8 warps an SM. bfloat16 131072:
-# 79.1, 78.9, 78.8, 78.5% in four runs on H100s (gpu_2026-11-26_s8/sweeps, s8/rerun, s9/b, s9/c, each
-# softmax_long_rows_sweep.json) against 73.2-73.4% for the split kernel in the same runs; 262144: 73.1, 73.0, 73.6,
-# 73.4% against 70.4-70.7%. float32 stays on "split" (87.2-87.7% there against 84.8-85.3% for the best long_rows).
+# Half precision past 32768 columns: softmax_long_rows.py's kernel, "long_rows", in place of "split": each row cut
+# into parts of PART columns (K = ceil(cols / PART) programs a row), two reads of the part with the second from L2,
+# nothing held in registers across the wait, 3 programs of 8 warps an SM. bfloat16 131072: 79.1, 78.9, 78.8, 78.5%
+# in four runs on H100s (archived runs gpu_2026-11-26_s8/sweeps, gpu_2026-11-26_s8/rerun, gpu_2026-11-26_s9/b,
+# gpu_2026-11-26_s9/c, each softmax_long_rows_sweep.json) against 73.2-73.4% for the split kernel in the same runs;
+# 262144: 73.1, 73.0, 73.6, 73.4% against 70.4-70.7%. float32 stays on "split" (87.2-87.7% there against 84.8-85.3%
+# for the best long_rows).
 # float16 takes bfloat16's choice (same element size; not measured).
 _LONG_HALF = ((None, {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8, "per_sm": 3}),)
 CONFIGS = {
@@ -127,12 +128,13 @@ CONFIGS = {
 WAITS = ("split", "long_rows")  # kernels whose programs wait for each other (GPU only, K <= SMs)
 NO_WAIT = {"kernel": "two_pass", "block": 4096, "warps": 8}  # where the split kernel may not run (see splits)
 SPLIT_ABOVE = 32768  # columns: the split kernel takes longer rows (with CONFIGS as they are)
-# Columns past which Hopper takes the cluster kernel (benchmarks/softmax_cluster_sweep.py, H100,
-# gpu_2026-11-27_s11/a, b, l): it led at the widths measured past 32768, 131072 (float32 and bfloat16) and 262144
-# (bfloat16), all in run l: float32 131072 99.7-100.1% of copy against 79.3 for CONFIGS' choice; bfloat16 131072
-# 96.9-97.0 against 78.2; bfloat16 262144 88.5 against 73.5. At 32768 and below CONFIGS' kernels stayed ahead
-# (first version, a: bfloat16 32768 97.6 against 91.9; float32 8192 99.3 against 96.2; bfloat16 4096 96.0 against
-# 91.1). Widths between are not timed (softmax_cluster.config_for gives them only as many blocks as they fill);
+# Columns past which Hopper takes the cluster kernel (benchmarks/softmax_cluster_sweep.py, H100, archived run
+# gpu_2026-11-27_s11/a, b and l): it led at the widths measured past 32768, 131072 (float32 and bfloat16) and 262144
+# (bfloat16), all in gpu_2026-11-27_s11/l: float32 131072 99.7-100.1% of copy against 79.3 for CONFIGS' choice;
+# bfloat16 131072 96.9-97.0 against 78.2; bfloat16 262144 88.5 against 73.5. At 32768 and below CONFIGS' kernels
+# stayed ahead (the kernel's first version, gpu_2026-11-27_s11/a: bfloat16 32768 97.6 against 91.9; float32 8192
+# 99.3 against 96.2; bfloat16 4096 96.0 against 91.1). Widths between are not timed (softmax_cluster.config_for
+# gives them only as many blocks as they fill);
 # float32 past 131072 has no cluster entry and stays on the Triton path.
 CLUSTER_ABOVE = 32768
 # The cluster kernel is CUDA: the Triton exercise's audit (no Triton kernel launched) rightly fails it, so
