@@ -4,8 +4,8 @@ context is lost says that, then exits, and the judge does not look at the descri
 
 What the judge must do: only an answer that is both not ok and fatal skips the descriptor check (it fails its check
 anyway, and retires the runner); an ok answer is checked whatever else it says, so this one loses exactly what
-attack_forged_reply loses. In the ninth session's first version of that rule (skip any answer marked fatal) it got
-full marks (tests/test_attacks.py::test_a_forged_ok_answer_marked_fatal_is_still_channel_checked)."""
+attack_forged_reply loses. Under the looser rule (skip any answer marked fatal) it got full marks
+(tests/test_attacks.py::test_a_forged_ok_answer_marked_fatal_is_still_channel_checked)."""
 from autograder.submissions.ch01_softmax import attack_forged_reply as _forged
 
 EXERCISE, CELL, LOSES = _forged.EXERCISE, _forged.CELL, _forged.LOSES

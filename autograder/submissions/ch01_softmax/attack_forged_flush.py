@@ -1,6 +1,6 @@
 """Attack: a slow kernel (one warp a row) whose cell switches off course.timing's L2 flush in the process that runs
 it, in ways that keep the names in place: flush_l2's code object swapped for a no-op, and the flush's cached state
-(_FLUSH: its buffer and its evict_last read, twenty-third session) replaced by a dict that claims a flush is ready.
+(_FLUSH: its buffer and its evict_last read) replaced by a dict that claims a flush is ready.
 A process timing the kernel with course.timing.bench would then time it with L2 warm (and, after a kernel that
 loaded its input with evict_last, partly from L2). The judge times the runner's batch on its own clock in its own
 process over input sets that together exceed L2 (grading.measure_bandwidth), and the runner's own estimate does not

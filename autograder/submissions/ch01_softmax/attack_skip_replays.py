@@ -2,7 +2,7 @@
 the runner captures its CUDA graph, the wrapper finds the graph object (gc) and gives it a `replay` attribute of its
 own that skips one replay in eight. Every round writes the same outputs, so the skipped rounds leave them right, and
 a batch timed at 7/8 of its work reads 8/7 of the kernel's bandwidth: on an H100 the one-warp kernel read 71.9% of
-copy against a bar of 74% (issue 15), and 8/7 of that, 82%, would clear the bar and stay under the roofline cap. The
+copy against a bar of 74%, and 8/7 of that, 82%, would clear the bar and stay under the roofline cap. The
 runner replays with torch._C's own replay, bound before any submission code ran
 (autograder.execute.bind_primitives), so the attribute is never called: the kernel is timed as it is and must lose
 its bandwidth points, and only those (it is right, and its cell changes nothing while it loads).

@@ -1,5 +1,5 @@
-"""Attack: import Chapter 3's fast reference (kernels_ref/ch03_online_softmax/softmax_split_rows.py, which since the
-eleventh session hands long rows on Hopper to the CUDA cluster kernel, softmax_cluster.cu) instead of writing the
+"""Attack: import Chapter 3's fast reference (kernels_ref/ch03_online_softmax/softmax_split_rows.py, which hands long
+rows on Hopper to the CUDA cluster kernel, softmax_cluster.cu) instead of writing the
 Triton kernel. It sits beside the grader; the runner must not be able to import it."""
 EXERCISE = "ch03.online_softmax_triton"
 CELL = "online_softmax_triton"

@@ -1,5 +1,5 @@
-"""Attack: import the course's fast FlashAttention reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py,
-added in the tenth session: the Gluon kernel on Hopper, the teaching solution elsewhere) instead of writing one. It
+"""Attack: import the course's fast FlashAttention reference (kernels_ref/ch04_flash_attention/flash_attention_fast.py:
+the Gluon kernel on Hopper, the teaching solution elsewhere) instead of writing one. It
 sits beside the grader; the runner must not be able to import it."""
 EXERCISE = "ch04.flash_attention_triton"
 CELL = "flash_attention_triton"

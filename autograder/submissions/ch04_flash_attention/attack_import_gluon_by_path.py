@@ -1,6 +1,6 @@
 """Attack: find the repository through the course package the runner imports (course.__file__), put that directory
 first on sys.path and call the Gluon fast reference directly (kernels_ref/ch04_flash_attention/flash_attention_gluon.py,
-with choose()'s configs; the twenty-second session gave it Config.pin) instead of writing the kernel. Unlike
+with choose()'s configs, Config.pin among them) instead of writing the kernel. Unlike
 attack_import_fast_reference it does not rely on kernels_ref being on the runner's path: it looks where the course
 lives. The sandbox hides kernels_ref from the runner wherever it is looked for, so the import fails and the
 exercise's tests fail with it."""

@@ -1,8 +1,8 @@
 """Correct but slow: two passes over 1024-wide tiles (sum of squares, then write), so x is read twice. Added
 as a legitimate variant; on an NVIDIA H100 (2026-11-23, judge's clock) it ran at 67% of copy against the
 72% bar, so it is a known-slow submission: it loses only the bandwidth cell. On an NVIDIA H200 (2026-11-29,
-benchmarks/gpu_2026-11-29_s24/f) it ran at 72.7% (the second read of each row mostly from L2), which passed that
-bar: the bar is 0.75 since (thresholds.toml)."""
+archived run gpu_2026-11-29_s24/f) it ran at 72.7% (the second read of each row mostly from L2), which passed that
+bar: the bar is now 0.75 (thresholds.toml)."""
 EXERCISE = "ch05.rmsnorm_triton"
 CELL = "rmsnorm_triton"
 PATCH = [("""    c = tl.arange(0, BLOCK)
