@@ -55,7 +55,7 @@ def grade(chapter: str, kind: str) -> dict:
             grading.MEASURED.clear()
             r = s.check(ex_id, check)
             rows.append({"exercise": ex_id, "check": check, "passed": r.passed, "seconds": r.seconds,
-                         "message": r.message[:400]})
+                         "kind": r.kind.value, "message": r.render()[:400]})
             if grading.MEASURED:  # where a timed check spent its time, judge and runner
                 m = grading.MEASURED[-1]
                 rows[-1]["phases"], rows[-1]["runner_phases"] = m.get("phases"), m.get("runner_phases")

@@ -21,7 +21,6 @@ and resumed at any moment, while nbgrader's gradebook keeps exactly one writer:
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime
 import glob
@@ -33,10 +32,15 @@ import sys
 import tempfile
 import time
 
+from . import testcells
+from .gpulock import GpuLock, GpuTurns, gpu_name
 from .nbgrader_run import require_course_config
+from .testcells import grade_cells
+from .verdict import ATTENTION, Kind, Verdict
 
-VERSION = 1
-NEEDS_GPU = "not graded: needs a GPU (this machine has none; grade on a GPU machine to score it)"
+# 2: each check is a Verdict's fields (kind, detail, measurement, seed; autograder.verdict), each test cell lists its
+# calls; a result file of another version is not current, so its submission is graded again
+VERSION = 2
 
 
 # ---------- what to grade ----------
@@ -73,19 +77,6 @@ def find_notebook(course: str, chapter: str, student: str) -> tuple[str | None, 
     return None, [f"no notebook in submitted/{student}/{chapter}/"]
 
 
-def grade_cells(source_nb) -> dict[str, dict]:
-    """grade_id -> {"calls": [(exercise, check)], "points": float, "source": str} for the instructor's test
-    cells (the notebook the gradebook was made from)."""
-    from .nbgrader_plugins import check_calls
-    out = {}
-    for c in source_nb.cells:
-        meta = c.get("metadata", {}).get("nbgrader", {})
-        if c.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            out[meta["grade_id"]] = {"calls": check_calls(c.source), "points": float(meta.get("points", 0)),
-                                     "source": c.source}
-    return out
-
-
 def source_notebook(course: str, chapter: str):
     import nbformat
     return nbformat.read(os.path.join(course, "source", chapter, f"{chapter}.ipynb"), 4)
@@ -99,77 +90,6 @@ def sha256(path: str) -> str:
     return h.hexdigest()
 
 
-# ---------- the GPU lock: quiet checks share a GPU, a timed check has it alone ----------
-
-class GpuLock:
-    """A readers-writer lock between processes (flock on two files): `shared()` for work that may run beside
-    other work, `exclusive()` for a timed check. A turnstile taken by both makes a waiting writer block new
-    readers, so timed checks are not starved by a stream of quiet ones."""
-
-    def __init__(self, name: str):
-        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-        self.paths = [os.path.join(base, f"flashcourse-gpu-{name}.{k}") for k in ("turnstile", "lock")]
-
-    @contextlib.contextmanager
-    def _hold(self, mode: int):
-        import fcntl
-        fds = [os.open(p, os.O_RDWR | os.O_CREAT, 0o666) for p in self.paths]
-        try:
-            fcntl.flock(fds[0], fcntl.LOCK_EX)
-            fcntl.flock(fds[1], mode)
-            fcntl.flock(fds[0], fcntl.LOCK_UN)
-            yield
-        finally:
-            for fd in fds:
-                os.close(fd)  # closing drops the locks
-
-    def shared(self):
-        import fcntl
-        return self._hold(fcntl.LOCK_SH)
-
-    def exclusive(self):
-        import fcntl
-        return self._hold(fcntl.LOCK_EX)
-
-
-class GpuTurns:
-    """One submission's turns on its GPU: each quiet check shares it; the timed checks (graded last) take it alone
-    once, together, until close(). Each time a timed check asks for the GPU it waits until every quiet check
-    running beside it ends (their compiles included) and blocks new ones: one such wait per submission, not one
-    per timed check (on an H100 a ch01 timed check holds the GPU about 0.75 s, and the wait before it was as
-    long or longer). No lock (CPU mode): no turns."""
-
-    def __init__(self, lock: GpuLock | None):
-        self.lock, self.alone = lock, None
-
-    def for_check(self, timed: bool):
-        if self.lock is None or self.alone is not None:
-            return contextlib.nullcontext()
-        if not timed:
-            return self.lock.shared()
-        alone = contextlib.ExitStack()
-        alone.enter_context(self.lock.exclusive())  # held from here: a failure to take it leaves no false claim
-        self.alone = alone
-        return contextlib.nullcontext()
-
-    def close(self) -> None:
-        if self.alone is not None:
-            self.alone.close()
-            self.alone = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _gpu_name() -> str:
-    """The GPU this process grades on (its first visible device), as a lock name."""
-    v = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
-    return re.sub(r"[^A-Za-z0-9_-]", "_", v)
-
-
 # ---------- phase 1: grade one submission ----------
 
 def grade_submission(course: str, chapter: str, student: str, cells_of_source: dict | None = None) -> dict:
@@ -178,8 +98,6 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
 
     from course import mode
 
-    from .exercise import TIMED_CHECKS
-    from .runner import Session
     from .submission import solution_cells
     t0 = time.perf_counter()
     cells_of_source = cells_of_source or grade_cells(source_notebook(course, chapter))
@@ -187,8 +105,6 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
     result = {"version": VERSION, "student": student, "chapter": chapter, "mode": mode.MODE,
               "device": mode.device_name() if mode.GPU else "cpu", "graded_at": _now(), "notebook": None,
               "sha256": None, "attention": attention, "cells": {}, "solutions": {}, "checks": []}
-    calls = sorted({c for g in cells_of_source.values() for c in g["calls"]})
-    verdicts: dict[tuple, tuple[bool, str]] = {}
     nb = None
     if path is not None:
         result["notebook"], result["sha256"] = os.path.relpath(path, course), sha256(path)
@@ -196,58 +112,35 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
             nb = nbformat.read(path, 4)
         except Exception as e:  # noqa: BLE001  (not JSON, not a notebook: this submission only)
             attention.append(f"not a valid notebook ({type(e).__name__}: {str(e)[:200]})")
-    if nb is not None:
-        present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    if nb is None:
+        why_none = attention[-1] if attention else "no notebook to grade"
         for gid, g in cells_of_source.items():
-            if gid not in present:
-                attention.append(f"test cell {gid} was deleted: graded from the instructor's copy")
-            elif _released(present[gid].source) != _released(g["source"]):
-                attention.append(f"test cell {gid} was edited: graded from the instructor's copy")
-        pairs = solution_cells(nb)
-        if not nb.cells:
-            attention.append("the notebook has no cells")
-        order = [c for c in calls if c[1] not in TIMED_CHECKS] + [c for c in calls if c[1] in TIMED_CHECKS]
-        turns = GpuTurns(GpuLock(_gpu_name()) if mode.GPU else None)
-        with Session([c for _, c in pairs]) as s, turns:
-            for ex_id, check in order:
-                timed = check in TIMED_CHECKS
-                if timed and not mode.GPU:
-                    verdicts[(ex_id, check)] = (False, NEEDS_GPU)
-                    result["checks"].append({"exercise": ex_id, "check": check, "passed": False,
-                                             "not_graded": True, "seconds": 0.0, "message": NEEDS_GPU})
-                    continue
-                with turns.for_check(timed):
-                    r = s.check(ex_id, check)
-                verdicts[(ex_id, check)] = (r.passed, r.message)
-                gated = not r.passed and r.message.startswith("not graded")  # beyond this GPU's capability
-                result["checks"].append({"exercise": ex_id, "check": check, "passed": r.passed,
-                                         **({"not_graded": True} if gated else {}),
-                                         "seconds": round(r.seconds, 3), "message": r.message[:4000],
-                                         **_speed(r.message if r.passed or timed else "")})
-                if not r.passed and ("timed out" in r.message or "died" in r.message):
-                    attention.append(f"{ex_id} [{check}]: {r.message.splitlines()[0][:160]}")
-            turns.close()  # the GPU is free again before the feedback is gathered
-            with turns.for_check(False):  # a runner killed by the last check is started again: its cells may
-                feedback = s.cell_feedback()  # launch GPU work, so it loads under the shared lock, as in a check
-        for i, (cell, _) in enumerate(pairs):
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if gid and feedback.get(i):
-                result["solutions"][gid] = feedback[i][:20000]
-    why_none = attention[-1] if nb is None and attention else "no notebook to grade"
+            result["cells"][gid] = {"passed": False, "text": f"not graded: {why_none}", "not_graded": False,
+                                    "calls": [list(c) for c in g["calls"]], "points": g["points"]}
+        result["seconds"] = round(time.perf_counter() - t0, 2)
+        return result
+    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     for gid, g in cells_of_source.items():
-        if nb is None:
-            result["cells"][gid] = {"passed": False, "text": f"not graded: {why_none}", "points": g["points"]}
-            continue
-        if not g["calls"]:
-            result["cells"][gid] = {"passed": False, "points": g["points"],
-                                    "text": "this test cell calls no check(): flashcourse grades test cells "
-                                            "through check() only"}
-            continue
-        rs = [(c, *verdicts[c]) for c in g["calls"]]
-        failed = [f"{e} [{k}]: {m}" for (e, k), ok, m in rs if not ok]
-        text = "\n".join(failed) if failed else "".join(f"✓ {e} [{k}]: {m}\n" for (e, k), _, m in rs)
-        result["cells"][gid] = {"passed": not failed, "text": text, "points": g["points"],
-                                "not_graded": any(m == NEEDS_GPU or m.startswith("not graded") for _, _, m in rs)}
+        if gid not in present:
+            attention.append(f"test cell {gid} was deleted: graded from the instructor's copy")
+        elif _released(present[gid].source) != _released(g["source"]):
+            attention.append(f"test cell {gid} was edited: graded from the instructor's copy")
+    pairs = solution_cells(nb)
+    if not nb.cells:
+        attention.append("the notebook has no cells")
+    turns = GpuTurns(GpuLock(gpu_name()) if mode.GPU else None)
+    graded = testcells.grade([c for _, c in pairs], {gid: g["calls"] for gid, g in cells_of_source.items()},
+                             turns=turns)
+    for v in graded.verdicts.values():
+        result["checks"].append(v.to_json(limit=4000))
+        if v.kind in ATTENTION:
+            attention.append(f"{v.exercise} [{v.check}]: {v.render().splitlines()[0][:160]}")
+    for i, (cell, _) in enumerate(pairs):
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid and graded.printed.get(i):
+            result["solutions"][gid] = graded.printed[i][:20000]
+    for gid, g in cells_of_source.items():
+        result["cells"][gid] = dict(graded.cells[gid].to_json(), points=g["points"])
     result["seconds"] = round(time.perf_counter() - t0, 2)
     return result
 
@@ -255,16 +148,6 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
 def _released(source: str) -> str:
     """A test cell as students get it: nbgrader's hidden-test regions removed (they are in the source only)."""
     return re.sub(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", "", source, flags=re.S).strip()
-
-
-def _speed(message: str) -> dict:
-    m = re.search(r"([\d.]+) GB/s = (\d+)% of the copy", message)
-    if m:
-        return {"gbps": float(m.group(1)), "fraction": float(m.group(2)) / 100}
-    m = re.search(r"([\d.]+) TFLOP/s = ([\d.]+)x", message)
-    if m:
-        return {"tflops": float(m.group(1)), "fraction": float(m.group(2))}
-    return {}
 
 
 def _now() -> str:
@@ -669,7 +552,8 @@ def summary(course, chapter, results, current: dict, stale: list, missing: list,
                 scores[s] = {g.name: g.score for g in sub.grades}
             except Exception:  # noqa: BLE001  (not recorded: said below)
                 scores[s] = None
-    not_graded = sum(1 for r in current.values() for c in r["checks"] if c.get("not_graded"))
+    verdicts = {s: [Verdict.from_json(c) for c in r["checks"]] for s, r in current.items()}
+    not_graded = sum(1 for vs in verdicts.values() for v in vs if v.kind is Kind.NOT_GRADED)
     if not_graded:
         print(f"WARNING: {not_graded} checks were NOT GRADED (no GPU on the machine that graded them, or a GPU "
               "that cannot run them: see each check's message): they score 0 until graded where they can run",
@@ -705,56 +589,18 @@ def summary(course, chapter, results, current: dict, stale: list, missing: list,
     with open(path + ".part", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "exercise", "check", "passed", "not_graded", "seconds", "gbps", "tflops",
-                    "fraction", "device", "message"])
+                    "fraction", "device", "message", "kind", "need"])
         for s in sorted(current):
-            r = current[s]
-            for c in r["checks"]:
-                w.writerow([s, c["exercise"], c["check"], int(c["passed"]), int(bool(c.get("not_graded"))),
-                            c["seconds"], c.get("gbps", ""), c.get("tflops", ""), c.get("fraction", ""),
-                            r.get("device", ""), c["message"].splitlines()[0][:300] if c["message"] else ""])
+            for v in verdicts[s]:
+                m = v.measurement
+                text = v.render()
+                w.writerow([s, v.exercise, v.check, int(v.passed), int(v.kind is Kind.NOT_GRADED), round(v.seconds, 3),
+                            m.value if m and m.unit == "GB/s" else "", m.value if m and m.unit == "TFLOP/s" else "",
+                            m.fraction if m else "", current[s].get("device", ""),
+                            text.splitlines()[0][:300] if text else "", v.kind.value, m.need if m else ""])
     os.replace(path + ".part", path)
     print(f"\nper check: {path}", file=out)
     if disagree:
         print(f"ERROR: {len(disagree)} gradebook score(s) differ from the judge's: do not release these grades",
               file=out)
     return len(disagree)
-
-
-# ---------- the replay, inside nbgrader's autograde (IsolatedRegrade calls it) ----------
-
-def replay(nb, resources: dict, results: str, log=None):
-    """Fill a submission's cells from its result file: solution cells get what they printed in the runner,
-    test cells their verdicts; test cells the student deleted are put back (from the source notebook)
-    first, so that nbgrader scores them. Raises if there is no current result."""
-    import nbformat
-    nbg = resources.get("nbgrader", {})
-    student, chapter = nbg.get("student"), nbg.get("assignment")
-    r = read_result(os.path.join(results, f"{student}.json"))
-    if r is None:
-        raise RuntimeError(f"no result for {student} in {results}: grade first (flashcourse autograde)")
-    source = source_notebook(_course_of(resources), chapter)
-    ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells]
-    for k, c in enumerate(source.cells):  # deleted test cells come back where they were
-        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid in r["cells"] and gid not in ids:
-            prev = next((source.cells[j].metadata.get("nbgrader", {}).get("grade_id") for j in range(k - 1, -1, -1)
-                         if source.cells[j].metadata.get("nbgrader", {}).get("grade_id") in ids), None)
-            at = ids.index(prev) + 1 if prev else len(nb.cells)
-            nb.cells.insert(at, nbformat.from_dict(json.loads(json.dumps(c))))
-            ids.insert(at, gid)
-    for c in nb.cells:
-        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if c.cell_type != "code" or not gid:
-            continue
-        if gid in r["cells"]:
-            v = r["cells"][gid]
-            c.outputs = ([nbformat.v4.new_output("stream", name="stdout", text=v["text"])] if v["passed"] else
-                         [nbformat.v4.new_output("error", ename="AssertionError", evalue=v["text"],
-                                                 traceback=[f"AssertionError: {v['text']}"])])
-        elif gid in r["solutions"]:
-            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text=r["solutions"][gid])]
-    return nb, resources
-
-
-def _course_of(resources: dict) -> str:
-    return os.environ.get("FLASHCOURSE_COURSE") or os.getcwd()

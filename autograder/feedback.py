@@ -31,12 +31,13 @@ import statistics
 import sys
 
 from . import classgrade
+from .testcells import grade_cells
+from .verdict import Kind, Measurement, Verdict
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 CHECK_NAMES = {"correctness": "correctness (the visible tests)", "hidden": "hidden tests",
                "bandwidth": "memory bandwidth (timed on the GPU)", "throughput": "throughput (timed on the GPU)",
                "memory": "memory use"}
-TIMED = ("bandwidth", "throughput")
 WORDS = {"cuda": "CUDA", "triton": "Triton", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "swiglu": "SwiGLU",
          "fp8": "FP8", "fp16": "FP16", "bf16": "BF16", "md": "(m, d)", "vec": "vectorised"}
 STYLE = """
@@ -86,7 +87,7 @@ def source_layout(course: str, chapter: str) -> tuple[list[str], dict[str, list]
     except (OSError, ValueError):
         return [], {}
     order = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells]
-    return [g for g in order if g], {g: list(v["calls"]) for g, v in classgrade.grade_cells(nb).items()}
+    return [g for g in order if g], {g: list(v["calls"]) for g, v in grade_cells(nb).items()}
 
 
 def humanise(grade_id: str) -> str:
@@ -102,10 +103,12 @@ def humanise(grade_id: str) -> str:
 
 
 def calls_of(grade_id: str, cell: dict, layout_calls: dict) -> list[tuple[str, str]]:
-    if grade_id in layout_calls:
-        return [tuple(c) for c in layout_calls[grade_id]]
-    found = re.findall(r"^(?:✓ )?([\w.]+) \[(\w+)\]:", cell.get("text", ""), flags=re.M)
-    return list(dict.fromkeys(found))
+    """The checks a test cell runs: the instructor's notebook's, else those its result recorded."""
+    return [tuple(c) for c in layout_calls.get(grade_id, cell.get("calls", []))]
+
+
+def verdicts_of(r: dict) -> list[Verdict]:
+    return [Verdict.from_json(c) for c in r.get("checks", [])]
 
 
 def points_got(cell: dict) -> float:
@@ -118,38 +121,6 @@ def totals(r: dict) -> tuple[float, float]:
 
 
 # ---------- timed checks: numbers and the chart ----------
-
-def speed_of(check: dict, device: str) -> dict | None:
-    """The numbers of a timed check's message: value, unit, roofline (copy or baseline) and its name, the bar,
-    the GPU, the shape; None when it was not measured (not graded, not timed because it was wrong...)."""
-    msg = check.get("message") or ""
-    if check.get("check") not in TIMED or check.get("not_graded"):
-        return None
-    m = re.search(r"([\d.]+) GB/s = (\d+)% of the copy bandwidth \(([\d.]+) GB/s\)", msg)
-    if m:
-        s = {"unit": "GB/s", "value": float(m.group(1)), "fraction": float(m.group(2)) / 100,
-             "roof": float(m.group(3)), "roof_name": "copy bandwidth (device-to-device, same run)"}
-        need = re.search(r"needs >= ([\d.]+)%", msg)
-        s["need"] = float(need.group(1)) / 100 if need else None
-    else:
-        m = re.search(r"([\d.]+) TFLOP/s = ([\d.]+)x (.+?) \(([\d.]+) TFLOP/s, same run\)", msg)
-        if not m:
-            return None
-        s = {"unit": "TFLOP/s", "value": float(m.group(1)), "fraction": float(m.group(2)),
-             "roof": float(m.group(4)), "roof_name": f"{m.group(3)} (same run)"}
-        need = re.search(r"needs >= ([\d.]+)x", msg)
-        s["need"] = float(need.group(1)) if need else None
-    dev = re.search(r" on (.+?); judge's clock", msg)
-    s["device"] = dev.group(1) if dev else device
-    try:  # the exact threshold, as the judge applied it on that GPU model (the message rounds it)
-        from .registry import threshold_for
-        s["need"] = threshold_for(check["exercise"], check["check"], device=s["device"] or "")
-    except (KeyError, OSError, ValueError):
-        pass
-    shape = re.search(r" at \(([\d, ]+)\)", msg)
-    s["shape"] = [int(x) for x in shape.group(1).split(",") if x.strip()] if shape else None
-    return s
-
 
 _REFERENCES: list | None = None
 
@@ -178,12 +149,12 @@ def reference_rows() -> list[dict]:
     return _REFERENCES
 
 
-def reference_for(exercise: str, speed: dict) -> dict | None:
+def reference_for(exercise: str, speed: Measurement) -> dict | None:
     """The reference kernel on the same GPU model and shape, as a fraction of the same roofline."""
     for r in reference_rows():
-        if r.get("exercise") != exercise or r.get("device") != speed["device"]:
+        if r.get("exercise") != exercise or r.get("device") != speed.device:
             continue
-        if speed.get("shape") and r.get("shape") and list(r["shape"]) != speed["shape"]:
+        if speed.shape and r.get("shape") and list(r["shape"]) != list(speed.shape):
             continue
         return {"fraction": float(r["fraction"]), "file": r["file"]}
     return None
@@ -199,15 +170,13 @@ def _plain(text: str) -> str:
     return str(text).replace("$", r"\$")  # no mathtext from a label
 
 
-def speed_chart(exercise: str, check: str, speed: dict, passed: bool) -> tuple[str, str]:
+def speed_chart(exercise: str, check: str, speed: Measurement, passed: bool) -> tuple[str, str]:
     """(data URL of a PNG, alt text): the student's speed against the bar, the roofline and the reference."""
     from matplotlib.figure import Figure
-    unit, roof = speed["unit"], speed["roof"]
-    bars = [("your kernel", speed["value"], "#2e7d32" if passed else "#c62828")]
-    if speed.get("need") is not None:
-        need = speed["need"]
-        what = f"{100 * need:.0f}% of copy" if unit == "GB/s" else f"{need:.2f}x baseline"
-        bars.append((f"the bar ({what})", need * roof, "#ef6c00"))
+    unit, roof, need = speed.unit, speed.roof, speed.need
+    bars = [("your kernel", speed.value, "#2e7d32" if passed else "#c62828")]
+    what = f"{100 * need:.0f}% of copy" if unit == "GB/s" else f"{need:.2f}x baseline"
+    bars.append((f"the bar ({what})", need * roof, "#ef6c00"))
     ref = reference_for(exercise, speed)
     if ref:
         bars.append((f"reference kernel ({100 * ref['fraction']:.0f}%)" if unit == "GB/s"
@@ -222,12 +191,12 @@ def speed_chart(exercise: str, check: str, speed: dict, passed: bool) -> tuple[s
         ax.text(v, y, f" {v:,.0f}", va="center", fontsize=8)
     ax.set_xlim(0, max(values) * 1.18)
     ax.set_xlabel(unit)
-    ax.set_title(_plain(f"{exercise} {check} on {speed['device']}"), fontsize=9)
+    ax.set_title(_plain(f"{exercise} {check} on {speed.device}"), fontsize=9)
     ax.tick_params(labelsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
-    alt = "; ".join(f"{b[0]}: {b[1]:.0f} {unit}" for b in bars) + f" ({speed['device']})"
+    alt = "; ".join(f"{b[0]}: {b[1]:.0f} {unit}" for b in bars) + f" ({speed.device})"
     return _png(fig), alt
 
 
@@ -265,7 +234,7 @@ def student_page(r: dict, order: list[str], layout_calls: dict, extra_attention:
     device = str(r.get("device") or "unknown")
     got, total = totals(r)
     cells, solutions = r.get("cells", {}), r.get("solutions", {})
-    checks = {(c.get("exercise"), c.get("check")): c for c in r.get("checks", [])}
+    checks = {(v.exercise, v.check): v for v in verdicts_of(r)}
     out = [f"<h1>{_e(chapter)}: feedback for {_e(student)}</h1>"]
     gpu = (f"GPU: <b>{_e(device)}</b>" if device != "cpu" else
            "graded without a GPU: timed checks were <b>not graded</b> yet")
@@ -291,7 +260,7 @@ def student_page(r: dict, order: list[str], layout_calls: dict, extra_attention:
             continue
         if gid not in cells:
             continue
-        out.append(_cell_html(gid, cells[gid], checks, layout_calls, solutions, pending, device))
+        out.append(_cell_html(gid, cells[gid], checks, layout_calls, solutions, pending))
         pending = []
     if pending:
         out.append("<h2>What your other solution cells printed</h2>")
@@ -306,7 +275,7 @@ def _printed(gid: str, text: str) -> str:
             f"<pre>{_e(text)}</pre></div>")
 
 
-def _cell_html(gid, cell, checks, layout_calls, solutions, pending, device) -> str:
+def _cell_html(gid, cell, checks, layout_calls, solutions, pending) -> str:
     passed, ng = bool(cell.get("passed")), bool(cell.get("not_graded"))
     cls, word = _status(passed, ng)
     calls = calls_of(gid, cell, layout_calls)
@@ -319,17 +288,16 @@ def _cell_html(gid, cell, checks, layout_calls, solutions, pending, device) -> s
         h += [_printed(g, solutions[g]) for g in pending]
     shown = False
     for e, k in calls:
-        c = checks.get((e, k))
-        if c is None:
+        v = checks.get((e, k))
+        if v is None:
             continue
         shown = True
-        ccls, cword = _status(bool(c.get("passed")), bool(c.get("not_graded")))
+        ccls, cword = _status(v.passed, v.kind is Kind.NOT_GRADED)
         h.append(f"<div class=\"check\"><span class=\"check-name\">{_e(e)} [{_e(k)}]</span> "
                  f"<span class=\"badge {ccls}\">{cword}</span> <span class=\"small\">"
-                 f"{float(c.get('seconds', 0)):.1f} s</span><div class=\"msg\">{_e(c.get('message', ''))}</div>")
-        speed = speed_of(c, device)
-        if speed:
-            src, alt = speed_chart(e, k, speed, bool(c.get("passed")))
+                 f"{v.seconds:.1f} s</span><div class=\"msg\">{_e(v.render())}</div>")
+        if v.measurement is not None:
+            src, alt = speed_chart(e, k, v.measurement, v.passed)
             h.append(f"<img src=\"{src}\" alt=\"{_e(alt)}\" width=\"614\">")
         h.append("</div>")
     if not shown:
@@ -385,7 +353,8 @@ def class_report(chapter: str, results: dict[str, dict], order: list[str], *, le
     out = [f"<h1>{_e(chapter)}: class report</h1>",
            f"<p class=\"meta\">{len(results)} submissions · GPU: {_e(', '.join(devices) or '?')} · graded "
            f"{_e(span)}</p>"]
-    ng = sum(1 for r in results.values() for c in r.get("checks", []) if c.get("not_graded"))
+    verdicts = {s: verdicts_of(r) for s, r in results.items()}
+    ng = sum(1 for vs in verdicts.values() for v in vs if v.kind is Kind.NOT_GRADED)
     if ng:
         out.append(f"<div class=\"attention\">{ng} timed checks were <b>not graded</b> (graded on a machine "
                    "without a GPU): they score 0 until graded on a GPU.</div>")
@@ -394,19 +363,17 @@ def class_report(chapter: str, results: dict[str, dict], order: list[str], *, le
                    f"{possible:g} points; full marks: {sum(1 for x in scores if x >= possible > 0)}.</p>")
         out.append(f"<img src=\"{_histogram(scores, possible, chapter)}\" alt=\"score histogram\" width=\"614\">")
     per_check: dict[tuple, dict] = {}
-    for s, r in results.items():
-        for c in r.get("checks", []):
-            k = (str(c.get("exercise")), str(c.get("check")))
-            d = per_check.setdefault(k, {"passed": 0, "failed": 0, "not_graded": 0, "seconds": []})
-            d["not_graded" if c.get("not_graded") else "passed" if c.get("passed") else "failed"] += 1
-            d["seconds"].append(float(c.get("seconds", 0)))
+    for vs in verdicts.values():
+        for v in vs:
+            d = per_check.setdefault((v.exercise, v.check), {"passed": 0, "failed": 0, "not_graded": 0, "seconds": []})
+            d["not_graded" if v.kind is Kind.NOT_GRADED else "passed" if v.passed else "failed"] += 1
+            d["seconds"].append(v.seconds)
     per_ex: dict[str, dict] = {}
-    for s, r in results.items():
+    for vs in verdicts.values():
         seen: dict[str, bool] = {}
-        for c in r.get("checks", []):
-            if not c.get("not_graded"):
-                e = str(c.get("exercise"))
-                seen[e] = seen.get(e, True) and bool(c.get("passed"))
+        for v in vs:
+            if v.kind is not Kind.NOT_GRADED:
+                seen[v.exercise] = seen.get(v.exercise, True) and v.passed
         for e, ok in seen.items():
             d = per_ex.setdefault(e, {"all": 0, "n": 0})
             d["n"] += 1
@@ -431,7 +398,7 @@ def class_report(chapter: str, results: dict[str, dict], order: list[str], *, le
                       [[e, k, d["failed"], d["passed"] + d["failed"]] for (e, k), d in failing[:10]])
                if failing else "<p>No check failed.</p>")
     if leaderboard:
-        out.append(_leaderboard(results, label, names))
+        out.append(_leaderboard(verdicts, label, names))
     attention = sorted(s for s, r in results.items() if r.get("attention"))
     if attention:
         who = ": " + ", ".join(_e(label[s]) for s in attention) if names else " (their pages say why)"
@@ -444,14 +411,12 @@ def class_report(chapter: str, results: dict[str, dict], order: list[str], *, le
     return _page(f"{chapter}: class report", "\n".join(out)), rows
 
 
-def _leaderboard(results: dict, label: dict, names: bool) -> str:
+def _leaderboard(verdicts: dict[str, list[Verdict]], label: dict, names: bool) -> str:
     best: dict[tuple, list] = {}
-    for s, r in results.items():
-        for c in r.get("checks", []):
-            if c.get("check") in TIMED and c.get("passed") and not c.get("not_graded"):
-                sp = speed_of(c, str(r.get("device", "?")))
-                if sp:
-                    best.setdefault((str(c["exercise"]), str(c["check"])), []).append((sp, s))
+    for s, vs in verdicts.items():
+        for v in vs:
+            if v.passed and v.measurement is not None:
+                best.setdefault((v.exercise, v.check), []).append((v.measurement, s))
     out = ["<h2>Leaderboard: fastest passing kernels</h2>",
            "<p class=\"small\">Ranked by the fraction of the roofline (copy bandwidth, or PyTorch's baseline) "
            "measured in the same run, so GPUs compare; " +
@@ -459,13 +424,13 @@ def _leaderboard(results: dict, label: dict, names: bool) -> str:
     if not best:
         out.append("<p>No timed kernel passed yet.</p>")
     for (e, k), entries in sorted(best.items()):
-        entries.sort(key=lambda t: (-t[0]["fraction"], label[t[1]]))
-        unit = entries[0][0]["unit"]
+        entries.sort(key=lambda t: (-t[0].fraction, label[t[1]]))
+        unit = entries[0][0].unit
         out.append(f"<h3>{_e(e)} [{_e(k)}]</h3>")
         out.append(_table(["#", "student", unit, "of copy" if unit == "GB/s" else "of baseline", "GPU"],
-                          [[n, label[s], f"{sp['value']:,.0f}",
-                            f"{100 * sp['fraction']:.0f}%" if unit == "GB/s" else f"{sp['fraction']:.2f}x",
-                            sp["device"]] for n, (sp, s) in enumerate(entries[:10], 1)]))
+                          [[n, label[s], f"{sp.value:,.0f}",
+                            f"{100 * sp.fraction:.0f}%" if unit == "GB/s" else f"{sp.fraction:.2f}x",
+                            sp.device] for n, (sp, s) in enumerate(entries[:10], 1)]))
     return "\n".join(out)
 
 

@@ -3,8 +3,9 @@
 For each case the judge draws the inputs from its own secret seed and computes the float64
 reference *before* any student code sees them; the runner gets copies (as raw buffers) and can
 overwrite its copies as it likes. The judge verifies every output and its guard zones itself,
-applies the thresholds, and writes the verdict. What the runner says is a fact to check (an
-output buffer) or a measurement (audit findings, timings, allocation peaks), never a verdict.
+applies the thresholds, and writes the verdict (an autograder.verdict.Verdict: data, whose
+sentence is its render()). What the runner says is a fact to check (an output buffer) or a
+measurement (audit findings, timings, allocation peaks), never a verdict.
 
 A runner is anything with the three operations of autograder.execute: `run`, `bench`,
 `memory`. `LocalRunner` runs them in this process (for the trusted reference kernels of
@@ -19,8 +20,9 @@ from course import mode
 from .execute import GUARD, Failure, check_guards
 from .exercise import TIMED_CHECKS, Case, Exercise
 from .registry import calibrated_here, threshold_for
+from .verdict import Measurement, Verdict, failed, not_graded, passed
 
-__all__ = ["Failure", "LocalRunner", "run_check", "measure_bandwidth"]
+__all__ = ["Failure", "LocalRunner", "run_check", "measure_bandwidth", "measurement"]
 
 
 class LocalRunner:
@@ -110,7 +112,6 @@ def _verified(ex: Exercise, reply: dict, ref, inputs, case, verify=None) -> None
 
 # What a dtype needs of a GPU (compute capability): bfloat16 kernels from Ampere (8.0), fp8 from Ada (8.9).
 NEEDS_CAPABILITY = {"bfloat16": (8, 0), "float8_e4m3fn": (8, 9), "float8_e5m2": (8, 9)}
-NOT_GRADED = "not graded: "  # a check this machine cannot grade starts its message so (0 points, said aloud)
 
 
 def capability() -> tuple[int, int] | None:
@@ -139,27 +140,35 @@ def cannot_run(ex: Exercise, dtype: str) -> str | None:
             f"{cap[0]}.{cap[1]} (the same for every student graded here)")
 
 
-def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
-    """Run one check; return a one-line summary or raise Failure with what to fix.
-    `runner`: a runner (see the module's docstring), or a namespace dict of trusted code."""
+def run_check(ex: Exercise, check: str, runner, seed: int) -> Verdict:
+    """Run one check; return the judge's Verdict (passed, failed with what to fix, or not graded here).
+    `runner`: a runner (see the module's docstring), or a namespace dict of trusted code. What the runner's
+    port raises (the process died, timed out, the submission raised) is left to the caller (runner.Session)."""
     if isinstance(runner, dict):
         runner = LocalRunner(runner)
+    try:
+        return _judge(ex, check, runner, seed)
+    except Failure as e:
+        return failed(ex.id, check, str(e))
+
+
+def _judge(ex: Exercise, check: str, runner, seed: int) -> Verdict:
     if ex.needs_gpu and not mode.GPU:
         raise Failure("needs a GPU: this exercise runs only on a machine with an NVIDIA GPU")
     if check in TIMED_CHECKS:
         why = cannot_run(ex, ex.bench.dtype) if ex.bench else None
         if why:
-            raise Failure(NOT_GRADED + why)
+            return not_graded(ex.id, check, why)
         return _timed(ex, check, runner, seed)
     if check == "memory":
         why = cannot_run(ex, ex.memory.case.dtype) if ex.memory else None
         if why:
-            raise Failure(NOT_GRADED + why)
+            return not_graded(ex.id, check, why)
         return _memory(ex, runner, seed)
     cases = [c for c in ex.cases[check] if mode.GPU or not c.gpu_only]
     beyond = {c.dtype: cannot_run(ex, c.dtype) for c in cases}
     if cases and all(beyond.values()):
-        raise Failure(NOT_GRADED + next(iter(beyond.values())))
+        return not_graded(ex.id, check, next(iter(beyond.values())))
     n_beyond = sum(1 for c in cases if beyond[c.dtype])
     cases = [c for c in cases if not beyond[c.dtype]]
     done = []
@@ -179,7 +188,7 @@ def run_check(ex: Exercise, check: str, runner, seed: int) -> str:
     lacking = sorted({why for why in beyond.values() if why})
     if lacking:
         note += f"; {n_beyond} case(s) not graded: " + "; ".join(lacking)
-    return f"{len(done)} cases passed: " + ", ".join(done) + note
+    return passed(ex.id, check, f"{len(done)} cases passed: " + ", ".join(done) + note)
 
 
 TARGET_BATCH_S = 0.25  # the judge's clock runs around a batch this long: message costs are negligible
@@ -344,33 +353,36 @@ def _device_name() -> str:
     return torch.cuda.get_device_name()
 
 
-def _timed(ex: Exercise, check: str, runner, seed: int) -> str:
+def measurement(ex: Exercise, m: dict, need: float, calibrated: bool) -> Measurement:
+    """A timed check's Measurement, from measure_bandwidth's numbers and the bar applied to them."""
+    b = ex.bench
+    if b.flops is None:
+        unit, value, roof, roof_name = "GB/s", m["gbps"], m["copy_gbps"], "copy bandwidth"
+    else:
+        unit, value, roof, roof_name = "TFLOP/s", m["tflops"], m["baseline_tflops"], m["baseline"]
+    return Measurement(unit=unit, value=float(value), roof=float(roof), roof_name=str(roof_name),
+                       fraction=float(m["fraction"]), need=float(need), calibrated=bool(calibrated),
+                       device=str(m["device"]), shape=tuple(m["shape"]), case=b.kind, dtype=b.dtype,
+                       model=str(m["model"]), ms=float(m["ms"]), rounds=int(m["rounds"]), sets=int(m["sets"]),
+                       overhead=float(m["overhead"]), graph=bool(m["graph"]))
+
+
+def _timed(ex: Exercise, check: str, runner, seed: int) -> Verdict:
     if not mode.GPU:
         measure_bandwidth(ex, runner, seed)  # raises: needs a GPU
-    try:  # speed counts only for a kernel that is right
-        run_check(ex, "correctness", runner, seed)
-    except Failure as e:
-        raise Failure(f"not timed: the kernel must first pass its correctness check: {e}") from None
-    m = measure_bandwidth(ex, runner, seed)
-    need = threshold_for(ex.id, check)
-    whose = " (the bar calibrated for this GPU model)" if calibrated_here(ex.id, check) else ""
-    at = (f"at {tuple(m['shape'])} {ex.bench.kind} {ex.bench.dtype} on {m['device']}; judge's clock, "
-          f"{m['rounds']} rounds x {m['sets']} input sets, message overhead {100 * m['overhead']:.2f}%"
-          + ("" if m["graph"] else ", plain launches (your wrapper could not be captured in a CUDA graph)"))
-    if check == "bandwidth":
-        line = (f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.0f}% of the copy bandwidth "
-                f"({m['copy_gbps']:.0f} GB/s) {at}; bytes = {m['model']}; needs >= {100 * need:.1f}%{whose}")
-    else:
-        line = (f"{m['tflops']:.0f} TFLOP/s = {m['fraction']:.2f}x {m['baseline']} ({m['baseline_tflops']:.0f} "
-                f"TFLOP/s, same run) {at}; FLOPs = {m['model']}; needs >= {need:.2f}x{whose}")
-    if m["fraction"] > ex.bench.max_fraction:
-        raise Failure(line + ": faster than the roofline allows, so the kernel skipped work")
-    if m["fraction"] < need:
-        raise Failure(line)
-    return line
+    first = run_check(ex, "correctness", runner, seed)  # speed counts only for a kernel that is right
+    if not first.passed:
+        return failed(ex.id, check, f"not timed: the kernel must first pass its correctness check: {first.render()}")
+    m = measurement(ex, measure_bandwidth(ex, runner, seed), threshold_for(ex.id, check),
+                    calibrated_here(ex.id, check))
+    if m.fraction > ex.bench.max_fraction:
+        return failed(ex.id, check, "faster than the roofline allows, so the kernel skipped work", m)
+    if m.fraction < m.need:
+        return failed(ex.id, check, "", m)
+    return passed(ex.id, check, measurement=m)
 
 
-def _memory(ex: Exercise, runner, seed: int) -> str:
+def _memory(ex: Exercise, runner, seed: int) -> Verdict:
     lim = ex.memory
     shape, inputs = _make(ex, lim.case, seed, mode.DEVICE)
     ref = ex.reference(inputs)
@@ -385,5 +397,5 @@ def _memory(ex: Exercise, runner, seed: int) -> str:
     line = (f"{what} {worst / 2**20:.2f} MiB during your call at {tuple(shape)}; "
             f"limit {limit / 2**20:.2f} MiB ({lim.what})")
     if worst >= limit:
-        raise Failure(line)
-    return line
+        return failed(ex.id, "memory", line)
+    return passed(ex.id, "memory", line)

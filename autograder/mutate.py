@@ -603,8 +603,8 @@ def _gpu_turn(timed: bool):
     from course import mode
     if not mode.GPU:
         return contextlib.nullcontext()
-    from .classgrade import GpuLock, _gpu_name
-    lock = GpuLock(_gpu_name())
+    from .gpulock import GpuLock, gpu_name
+    lock = GpuLock(gpu_name())
     return lock.exclusive() if timed else lock.shared()
 
 
@@ -619,7 +619,7 @@ def grade(m: Mutant, timeout: float = CHECK_TIMEOUT_S, seed: int | None = None) 
             for check in quiet_checks(ex):
                 r = _check(s, ex.id, check, seed, timeout)
                 if not r.passed:
-                    return Outcome(m.id, "killed", f"{ex.id}:{check}", r.message[:300], time.monotonic() - t0)
+                    return Outcome(m.id, "killed", f"{ex.id}:{check}", r.render()[:300], time.monotonic() - t0)
     return Outcome(m.id, "survived", seconds=time.monotonic() - t0)
 
 

@@ -15,7 +15,7 @@ FeedbackExporter, FeedbackPage: nbgrader's own feedback page (`nbgrader generate
 """
 from __future__ import annotations
 
-import ast
+import json
 import os
 
 import nbformat
@@ -24,6 +24,10 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Bool, default
+
+from . import classgrade, testcells
+from .feedback import CHECK_NAMES, humanise
+from .testcells import check_calls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,80 +46,79 @@ class ClearSolutionsCuda(ClearSolutions):
         return super()._replace_solution_region(cell, language)
 
 
-def check_calls(source: str) -> list[tuple[str, str]]:
-    """The (exercise, check) pairs of the `check(...)` calls in a test cell."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    calls = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if name == "check" and args:
-                calls.append((args[0], args[1] if len(args) > 1 else "correctness"))
-    return calls
-
-
 class IsolatedRegrade(NbGraderPreprocessor):
     """Grade a submission without executing it in nbgrader's process: the judge (this process) runs
-    every check() of the test cells on the solution cells, which a sandboxed runner executes once.
-    It replaces nbgrader's Execute step: under the solution cells it writes what they printed (or
-    why they failed) in the runner, under each test cell the verdict. A grade cell that is not a
-    check() call cannot be graded without executing it in nbgrader's process, so it scores zero
-    with a message saying so (every test cell of this course is a check() call)."""
+    every check() of the test cells on the solution cells, which a sandboxed runner executes once
+    (autograder.testcells.grade, as class grading does). It replaces nbgrader's Execute step: under the
+    solution cells it writes what they printed (or why they failed) in the runner, under each test cell
+    the verdict. A grade cell that is not a check() call cannot be graded without executing it in
+    nbgrader's process, so it scores zero with a message saying so (every test cell of this course is a
+    check() call). Under `flashcourse collect` (FLASHCOURSE_REPLAY) it grades nothing: it writes the
+    verdicts of the result files the judges wrote (replay)."""
 
     def preprocess(self, nb, resources):
-        import os
         replaying = os.environ.get("FLASHCOURSE_REPLAY")
         if replaying:  # `flashcourse collect`: the judge graded already (classgrade); record its results
-            from .classgrade import replay
             return replay(nb, resources, replaying)
-        from .exercise import TIMED_CHECKS
-        from .runner import Session
-        from .submission import solution_cells
-
         from . import sandbox
+        from .submission import solution_cells
         ok, why = sandbox.status()
         if not ok:
             self.log.warning("flashcourse: NO SANDBOX around student code: %s", why)
         pairs = solution_cells(nb)
-        jobs = []
-        for cell in nb.cells:
-            if cell.cell_type == "code" and is_grade(cell):
-                jobs.append((cell, check_calls(cell.source)))
-        wanted = sorted({c for _, calls in jobs for c in calls})
-        # one warm runner executes the notebook's cells once and serves every check; timed checks last
-        order = [c for c in wanted if c[1] not in TIMED_CHECKS] + [c for c in wanted if c[1] in TIMED_CHECKS]
-        results = {}
-        with Session([c for _, c in pairs]) as session:
-            for c in order:
-                results[c] = session.check(c[0], c[1])
-            feedback = session.cell_feedback()
+        jobs = {i: check_calls(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code" and is_grade(c)}
+
+        def said(v):
+            self.log.info("%s [%s]: %s (%.1f s)", v.exercise, v.check, "pass" if v.passed else "FAIL", v.seconds)
+        graded = testcells.grade([c for _, c in pairs], jobs, on_verdict=said)
         for i, (nb_cell, _) in enumerate(pairs):
-            text = feedback.get(i, "")
+            text = graded.printed.get(i, "")
             nb_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)] if text else []
-        for cell, calls in jobs:
-            if not calls:
-                msg = ("this test cell calls no check(): flashcourse grades test cells through check() only "
-                       "(nbgrader's Execute step is replaced by the isolated grader)")
-                cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=msg,
-                                                       traceback=[f"AssertionError: {msg}"])]
-                continue
-            rs = [results[c] for c in calls]
-            failed = [r for r in rs if not r.passed]
-            for r in rs:
-                self.log.info("%s [%s]: %s (%.1f s)", r.exercise, r.check, "pass" if r.passed else "FAIL", r.seconds)
-            if failed:
-                msg = "\n".join(f"{r.exercise} [{r.check}]: {r.message}" for r in failed)
-                cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=msg,
-                                                       traceback=[f"AssertionError: {msg}"])]
-            else:
-                text = "".join(f"✓ {r.exercise} [{r.check}]: {r.message}\n" for r in rs)
-                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        for i, v in graded.cells.items():
+            _write_verdict(nb.cells[i], v.passed, v.text)
         return nb, resources
+
+
+def _write_verdict(cell, passed: bool, text: str) -> None:
+    """A test cell's verdict as its output: what it printed when it passed, an AssertionError when it failed
+    (nbgrader scores a test cell by whether its output holds an error)."""
+    cell.outputs = ([nbformat.v4.new_output("stream", name="stdout", text=text)] if passed else
+                    [nbformat.v4.new_output("error", ename="AssertionError", evalue=text,
+                                            traceback=[f"AssertionError: {text}"])])
+
+
+def replay(nb, resources: dict, results: str):
+    """Fill a submission's cells from its result file: solution cells get what they printed in the runner,
+    test cells their verdicts; test cells the student deleted are put back (from the source notebook)
+    first, so that nbgrader scores them. Raises if there is no current result."""
+    nbg = resources.get("nbgrader", {})
+    student, chapter = nbg.get("student"), nbg.get("assignment")
+    r = classgrade.read_result(os.path.join(results, f"{student}.json"))
+    if r is None:
+        raise RuntimeError(f"no result for {student} in {results}: grade first (flashcourse autograde)")
+    source = classgrade.source_notebook(_course_of(resources), chapter)
+    ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    for k, c in enumerate(source.cells):  # deleted test cells come back where they were
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in r["cells"] and gid not in ids:
+            prev = next((source.cells[j].metadata.get("nbgrader", {}).get("grade_id") for j in range(k - 1, -1, -1)
+                         if source.cells[j].metadata.get("nbgrader", {}).get("grade_id") in ids), None)
+            at = ids.index(prev) + 1 if prev else len(nb.cells)
+            nb.cells.insert(at, nbformat.from_dict(json.loads(json.dumps(c))))
+            ids.insert(at, gid)
+    for c in nb.cells:
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if c.cell_type != "code" or not gid:
+            continue
+        if gid in r["cells"]:
+            _write_verdict(c, r["cells"][gid]["passed"], r["cells"][gid]["text"])
+        elif gid in r["solutions"]:
+            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text=r["solutions"][gid])]
+    return nb, resources
+
+
+def _course_of(resources: dict) -> str:
+    return os.environ.get("FLASHCOURSE_COURSE") or os.getcwd()
 
 
 # ---------- nbgrader's own feedback page (`nbgrader generate_feedback`, formgrader's "generate feedback") ----------
@@ -229,7 +232,6 @@ class FeedbackPage(Preprocessor):
     enabled = Bool(True)  # nbgrader registers its converters' preprocessors as they are
 
     def preprocess(self, nb, resources):
-        from .feedback import CHECK_NAMES, humanise
         assignment = resources.get("nbgrader", {}).get("assignment", "")
         student = resources.get("nbgrader", {}).get("student", "")
         root, feedback_dir, page_dir = _course_dir(self, student, assignment)

@@ -73,7 +73,7 @@ def check(exercise_id: str, check_name: str = "correctness", namespace: dict | N
     except NotImplementedYet as e:
         why = str(e) if "not implemented yet" in str(e) else f"not implemented yet: {e}"
         raise CheckFailed(f"{ex.title} [{check_name}]: {why}") from None
-    r = run_check(exercise_id, check_name, cells)
-    if not r.passed:
-        raise CheckFailed(f"{ex.title} [{check_name}]: {r.message}")
-    print(f"✓ {ex.title} [{check_name}]: {r.message}")  # printed, not returned: shown once in a cell
+    v = run_check(exercise_id, check_name, cells)
+    if not v.passed:
+        raise CheckFailed(f"{ex.title} [{check_name}]: {v.render()}")
+    print(f"✓ {ex.title} [{check_name}]: {v.render()}")  # printed, not returned: shown once in a cell

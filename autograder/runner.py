@@ -25,12 +25,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 
 from course import mode
 
 from . import registry, sandbox, wire
 from .submission import Cell, defines
+from .verdict import Kind, Verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CELL_TIMEOUT = {"cpu": 60.0, "gpu": 60.0}  # seconds one cell may take while a submission loads
@@ -64,15 +65,6 @@ class DrainTimeout(TimeoutError):
 
 HANG_HINT = ("an endless loop (a loop bound that never grows? a mask that never ends the loop?), a deadlock "
              "(a __syncthreads() or a shuffle that not every named thread reaches), or a kernel far too slow")
-
-
-@dataclass
-class CheckResult:
-    exercise: str
-    check: str
-    passed: bool
-    message: str
-    seconds: float
 
 
 class RunnerGone(Exception):
@@ -612,6 +604,7 @@ class Session:
     def __init__(self, cells: list[Cell]):
         self.cells = list(cells)
         self.skipped: dict[int, str] = {}  # cells left out after they hung or killed the runner
+        self.skip_kind: dict[int, Kind] = {}  # why each was left out: TIMED_OUT, DIED, or FAILED (no budget left)
         self.hung_s = 0.0  # seconds spent waiting on cells that hung (against LOAD_BUDGET)
         self.proc: _Process | None = None
         self.errors: list[dict] = []
@@ -666,6 +659,7 @@ class Session:
                 if current is None or current in self.skipped or not 0 <= current < len(self.cells):
                     raise RunnerGone(f"the grader could not start your code: {why}") from None
                 self.skipped[current] = f"cell {self.cells[current].origin or current} stopped the grader: {why}"
+                self.skip_kind[current] = Kind.TIMED_OUT if isinstance(e, TimeoutError) else Kind.DIED
                 if isinstance(e, TimeoutError):
                     self.hung_s += limit
                 if self.hung_s >= LOAD_BUDGET[mode.MODE]:  # the notebook's budget is spent: no more waiting
@@ -819,26 +813,26 @@ class Session:
             out[i] = out.get(i, "") + why + "\n"
         return out
 
-    def _load_problem(self, ex) -> str | None:
+    def _load_problem(self, ex) -> tuple[Kind, str] | None:
         """What stops an exercise before any check: its own cell failed, hung or tampered."""
         for i, why in sorted(self.skipped.items()):
             if defines(self.cells[i], ex.entry):
-                return why
+                return self.skip_kind.get(i, Kind.FAILED), why
         for e in self.errors:
             i = e.get("cell")
             if isinstance(i, int) and 0 <= i < len(self.cells) and defines(self.cells[i], ex.entry):
-                return str(e.get("message", ""))
+                return Kind.FAILED, str(e.get("message", ""))
         any_defines = any(defines(c, ex.entry) for c in self.cells)
         for t in self.tampered:
             if set(map(str, t.get("names", []))) & set(ex.entry) or not any_defines:
                 changed = ", ".join(sorted(set(map(str, t.get("changed", []))))[:5])
-                return (f"your code replaced {changed}: submissions may not monkeypatch torch, numpy or the "
-                        "grader (put back; this check fails)")
+                return Kind.FAILED, (f"your code replaced {changed}: submissions may not monkeypatch torch, numpy "
+                                     "or the grader (put back; this check fails)")
         return None
 
     def check(self, exercise_id: str, check: str, *, seed: int | None = None,
-              timeout: float | None = None) -> CheckResult:
-        from .grading import Failure, run_check
+              timeout: float | None = None) -> Verdict:
+        from .grading import run_check
         ex = registry.get(exercise_id)
         if check not in ex.checks:
             raise KeyError(f"{exercise_id} has no check {check!r}; it has {', '.join(ex.checks)}")
@@ -848,24 +842,22 @@ class Session:
         timeout = timeout or (min(limit, QUIET_GPU_TIMEOUT) if mode.GPU and check not in TIMED_CHECKS else limit)
         t0 = time.monotonic()
 
-        def result(passed: bool, message: str) -> CheckResult:
-            return CheckResult(exercise_id, check, passed, message, time.monotonic() - t0)
+        def result(kind: Kind, detail: str) -> Verdict:
+            return Verdict(exercise_id, check, kind, detail, seconds=time.monotonic() - t0)
 
         if exercise_id in self.timed_out:  # a hang there would cost another full timeout for nothing
-            return result(False, f"not run: the {self.timed_out[exercise_id]} check of this exercise timed out "
-                                 f"({HANG_HINT})")
+            return result(Kind.TIMED_OUT, f"not run: the {self.timed_out[exercise_id]} check of this exercise timed "
+                                          f"out ({HANG_HINT})")
         try:
             self._start()
         except RunnerGone as e:
-            return result(False, str(e))
+            return result(Kind.DIED, str(e))
         problem = self._load_problem(ex)
         if problem:
-            return result(False, problem)
+            return result(*problem)
         deadline = t0 + timeout
         try:
-            summary = run_check(ex, check, _Remote(self, deadline), seed)
-        except Failure as e:
-            return result(False, f"{e} (seed {seed})")
+            verdict = run_check(ex, check, _Remote(self, deadline), seed)
         except RunnerFailed as e:
             message = str(e)
             if e.fatal:  # its CUDA context is lost: the next check gets a fresh runner
@@ -876,25 +868,26 @@ class Session:
                 message += "".join(f"; cell {self.cells[x['cell']].origin} failed: {x.get('message', '')[:300]}"
                                    for x in self.errors if isinstance(x.get("cell"), int)
                                    and 0 <= x["cell"] < len(self.cells))
-            return result(False, message)
+            return result(Kind.FAILED, message)
         except TimeoutError as e:
             self.proc.kill()
             self.proc = None
             self.timed_out[exercise_id] = check
             what = str(e) if isinstance(e, DrainTimeout) else f"timed out after {timeout:.0f} s and was stopped"
-            return result(False, f"{what}: {HANG_HINT}")
+            return result(Kind.TIMED_OUT, f"{what}: {HANG_HINT}")
         except RunnerGone as e:
             if self.proc is not None:
                 self.proc.kill()
                 self.proc = None
-            return result(False, str(e))
+            return result(Kind.DIED, str(e))
         except Exception as e:  # anything else the runner's answer broke: this check fails, nothing more
             if self.proc is not None:
                 self.proc.kill()
                 self.proc = None
-            return result(False, f"the grader could not use what your code returned: {type(e).__name__}: "
-                                 f"{str(e)[:500]}")
-        return result(True, summary)
+            return result(Kind.FAILED, f"the grader could not use what your code returned: {type(e).__name__}: "
+                                       f"{str(e)[:500]}")
+        # a failure the judge found names the seed of its inputs (a finding on drawn inputs can be drawn again)
+        return replace(verdict, seconds=time.monotonic() - t0, seed=None if verdict.passed else seed)
 
 
 class _Remote:
@@ -949,7 +942,7 @@ class _Remote:
 
 
 def run_check(exercise_id: str, check: str, cells: list[Cell], *, seed: int | None = None,
-              timeout: float | None = None) -> CheckResult:
+              timeout: float | None = None) -> Verdict:
     """One check in a runner of its own (a live check() in a notebook; tests)."""
     with Session(cells) as s:
         return s.check(exercise_id, check, seed=seed, timeout=timeout)

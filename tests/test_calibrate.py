@@ -76,14 +76,18 @@ def test_the_shipped_h200_bars_are_what_calibrate_writes_from_the_recorded_run(t
             == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"])  # not measured: shipped
 
 
-def test_the_feedback_reads_the_bar_of_the_gpu_the_check_ran_on():
-    from autograder.feedback import speed_of
-    msg = ("2315 GB/s = 56% of the copy bandwidth (4134 GB/s) at (1024, 262144) randn-dense bfloat16 on {dev}; "
-           "judge's clock, 40 rounds x 2 input sets, message overhead 0.02%; bytes = 2 · rows · V · 2 B; "
-           "needs >= {need}")
-    check = {"exercise": "ch06.cross_entropy_triton", "check": "bandwidth"}
-    h200 = speed_of(dict(check, message=msg.format(dev="NVIDIA H200", need="51.6% (the bar calibrated for this "
-                                                                            "GPU model)")), "cpu")
-    h100 = speed_of(dict(check, message=msg.format(dev="NVIDIA H100 80GB HBM3", need="58.0%")), "cpu")
-    assert (h200["need"], h200["device"]) == (0.516, "NVIDIA H200")
-    assert (h100["need"], h100["device"]) == (0.58, "NVIDIA H100 80GB HBM3")
+def test_the_feedback_draws_the_bar_the_judge_applied_on_its_gpu():
+    """The judge records the bar it applied (calibrated for an H200, shipped for an H100) in the measurement; the
+    student's sentence and chart show that bar, never one looked up again."""
+    from autograder import feedback, grading
+    ex = registry.get("ch06.cross_entropy_triton")
+    m = {"gbps": 2315.0, "copy_gbps": 4134.0, "fraction": 2315.0 / 4134.0, "shape": [1024, 262144], "ms": 1.0,
+         "model": "2 · rows · V · 2 B", "rounds": 40, "sets": 2, "overhead": 0.0002, "graph": True}
+    for device, bar in (("NVIDIA H200", 0.516), ("NVIDIA H100 80GB HBM3", 0.58)):
+        need = registry.threshold_for(ex.id, "bandwidth", device=device)
+        calibrated = registry.calibrated_here(ex.id, "bandwidth", device=device)
+        measured = grading.measurement(ex, dict(m, device=device), need, calibrated)
+        assert (measured.need, measured.device, measured.calibrated) == (bar, device, device == "NVIDIA H200")
+        assert f"needs >= {100 * bar:.1f}%" in measured.render()
+        _, alt = feedback.speed_chart(ex.id, "bandwidth", measured, True)
+        assert f"the bar ({100 * bar:.0f}% of copy): {bar * 4134:.0f} GB/s" in alt, alt

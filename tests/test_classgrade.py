@@ -60,7 +60,8 @@ def make_course(root, n_blank: int = 1):
     results = os.path.join(os.path.abspath(root), "results", CH)
     c.source = (f"import os, json\n_reached = []\nfor _name in ('trudy', 'alice'):\n"
                 f"    try:\n        with open(os.path.join({results!r}, _name + '.json'), 'w') as _f:\n"
-                f"            json.dump({{'version': 1}}, _f)\n        _reached.append('wrote ' + _name)\n"
+                f"            json.dump({{'version': {classgrade.VERSION}}}, _f)\n"
+                f"        _reached.append('wrote ' + _name)\n"
                 f"    except OSError:\n        pass\n"
                 f"if os.path.isdir({results!r}) and os.listdir({results!r}):\n    _reached.append('read results')\n"
                 f"if os.path.exists(os.path.join({os.path.abspath(root)!r}, 'gradebook.db')):\n"

@@ -11,6 +11,7 @@ from autograder.execute import Outputs, audit
 from autograder.grading import Failure, run_check
 from autograder.runner import run_check as run_isolated
 from autograder.submission import Cell, MissingName, cells_from_namespace, load
+from autograder.verdict import Kind
 
 EX = registry.get("ch01.safe_softmax")
 
@@ -86,14 +87,15 @@ def test_engine_grades_numpy_submissions():
             e = np.exp(x - x.max(-1, keepdims=True))
             return e / e.sum(-1, keepdims=True)
     """)
-    assert "passed" in run_check(EX, "correctness", good, 0)
+    v = run_check(EX, "correctness", good, 0)
+    assert v.kind is Kind.PASSED and v.render().startswith("3 cases passed") and v.measurement is None, v.render()
     bad = _ns("""
         def safe_softmax(x):
             e = np.exp(x)
             return e / e.sum(-1, keepdims=True)
     """)
-    with pytest.raises(Failure, match="NaN"):
-        run_check(EX, "correctness", bad, 0)
+    v = run_check(EX, "correctness", bad, 0)
+    assert v.kind is Kind.FAILED and "NaN" in v.detail and v.seed is None, v.render()
 
 
 def test_namespace_closure_collects_helpers_and_constants(tmp_path):
@@ -116,20 +118,20 @@ def test_namespace_closure_collects_helpers_and_constants(tmp_path):
         cells_from_namespace(ns, ["nothing_here"])
 
 
-@pytest.mark.parametrize("body,expect", [
-    ("import os\ndef safe_softmax(x):\n    os.abort()\n", "died"),  # a crash
-    ("def safe_softmax(x):\n    return x.nope\n", "AttributeError"),  # an exception, shown
-    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet"),  # the stub
+@pytest.mark.parametrize("body,expect,kind", [
+    ("import os\ndef safe_softmax(x):\n    os.abort()\n", "died", Kind.DIED),  # a crash
+    ("def safe_softmax(x):\n    return x.nope\n", "AttributeError", Kind.FAILED),  # an exception, shown
+    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet", Kind.FAILED),  # the stub
 ])
-def test_isolation_reports_what_went_wrong(body, expect):
+def test_isolation_reports_what_went_wrong(body, expect, kind):
     r = run_isolated("ch01.safe_softmax", "correctness", [Cell("python", body)])
-    assert not r.passed and expect in r.message
+    assert r.kind is kind and expect in r.render(), r.render()
 
 
 def test_isolation_stops_a_hang():
     hang = Cell("python", "def safe_softmax(x):\n    while True:\n        pass\n")
     r = run_isolated("ch01.safe_softmax", "correctness", [hang], timeout=8)
-    assert not r.passed and "timed out" in r.message and r.seconds < 20
+    assert r.kind is Kind.TIMED_OUT and "timed out" in r.render() and r.seconds < 20
 
 
 def test_every_exercise_is_complete():
@@ -197,4 +199,5 @@ def test_a_gpu_too_old_for_a_dtype_skips_those_cases_for_everyone(monkeypatch):
     assert grading.cannot_run(fp8, "bfloat16") is None
     monkeypatch.setenv("FLASHCOURSE_CAPABILITY", "8.6")
     r = run_check(fp8.id, "correctness", chapter_cells(fp8))
-    assert not r.passed and r.message.startswith("not graded: ch05.swiglu_rmsnorm_fp8_triton needs"), r.message
+    assert r.kind is Kind.NOT_GRADED and r.render().startswith("not graded: ch05.swiglu_rmsnorm_fp8_triton needs")
+    assert r.render().endswith(f"(seed {r.seed})"), r.render()

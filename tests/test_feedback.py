@@ -7,6 +7,7 @@ hostile `<script>` from a solution cell; and SYNTHETIC result files with GPU-lik
 messages are copied or adapted from benchmarks/grading_v2_engine_*_h100.log; no GPU ran them for this test).
 """
 import csv
+import html
 import json
 import os
 import subprocess
@@ -15,45 +16,57 @@ import sys
 import nbformat
 import pytest
 
-from autograder import classgrade, feedback
+from autograder import classgrade, feedback, testcells
+from autograder.verdict import Kind, Measurement, Verdict
 from test_classgrade import CH, SOLVED, _cell, _release, make_course
 
 H100 = "NVIDIA H100 80GB HBM3"
 HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
-AT = (" at (8192, 8192) adversarial float32 on NVIDIA H100 80GB HBM3; judge's clock, 566 rounds x 2 input sets, "
-      "message overhead 0.03%; bytes = read x once + write y once = 2 · rows · cols · 4 B; needs >= ")
-# TEST DATA, from benchmarks/grading_v2_engine_ch01-02_h100.log (the reference kernels' lines) and
-# benchmarks/grading_v2_bench_h100.json (the known-wrong one-warp Triton kernel at 71%).
-TRITON_FAST = "2962 GB/s = 99% of the copy bandwidth (2999 GB/s)" + AT + "74%"
-TRITON_SLOW = "2142 GB/s = 72% of the copy bandwidth (2996 GB/s)" + AT + "74% (seed 1234)"
-TRITON_MID = "2500 GB/s = 83% of the copy bandwidth (3001 GB/s)" + AT + "74%"
-CUDA_FAST = "2362 GB/s = 79% of the copy bandwidth (3001 GB/s)" + AT + "60%"
+
+
+def bandwidth(gbps, copy, need, rounds=566):
+    """A bandwidth Measurement as the judge makes one (TEST DATA: the numbers are copied or adapted from
+    benchmarks/grading_v2_engine_ch01-02_h100.log, the reference kernels' lines, and benchmarks/
+    grading_v2_bench_h100.json, the known-wrong one-warp Triton kernel; no GPU ran them for this test)."""
+    return Measurement(unit="GB/s", value=gbps, roof=copy, roof_name="copy bandwidth", fraction=gbps / copy,
+                       need=need, calibrated=False, device=H100, shape=(8192, 8192), case="adversarial",
+                       dtype="float32", model="read x once + write y once = 2 · rows · cols · 4 B",
+                       ms=2 * 8192 * 8192 * 4 / gbps / 1e6, rounds=rounds, sets=2, overhead=0.0003, graph=True)
+
+
+def throughput(tflops, baseline, need):
+    """TEST DATA, from benchmarks/grading_v2_engine_ch03-05_h100.log (ch04 reference and no-skip kernels)."""
+    return Measurement(unit="TFLOP/s", value=tflops, roof=baseline, roof_name="PyTorch SDPA (flash backend)",
+                       fraction=tflops / baseline, need=need, calibrated=False, device=H100, shape=(4, 32, 4096, 128),
+                       case="causal", dtype="bfloat16", ms=1.0, rounds=73, sets=2, overhead=0.0005, graph=True,
+                       model="4·B·H·T²·D / 2 (two T x T x D matmuls per head; causal: half)")
+
+
+TRITON_FAST = (True, "", bandwidth(2962, 2999, 0.74))
+TRITON_SLOW = (False, "", bandwidth(2142, 2996, 0.74), 1234)
+TRITON_MID = (True, "", bandwidth(2500, 3001, 0.74))
+CUDA_FAST = (True, "", bandwidth(2362, 3001, 0.60))
 LONG_TOKEN = "END-OF-A-VERY-LONG-MESSAGE"
 CUDA_WRONG = ("shape (1823, 781), adversarial inputs: y[17, 3] = nan, expected 0.0012: " + "row 17 " * 400
               + f"kernel name {HOSTILE} {LONG_TOKEN}")
-# TEST DATA, from benchmarks/grading_v2_engine_ch03-05_h100.log (ch04 reference and no-skip kernels).
-TP = (" at (4, 32, 4096, 128) causal bfloat16 on NVIDIA H100 80GB HBM3; judge's clock, 73 rounds x 2 input sets, "
-      "message overhead 0.05%; FLOPs = 4·B·H·T²·D / 2 (two T x T x D matmuls per head; causal: half); needs >= 0.90x")
-ATTN_FAST = "425 TFLOP/s = 1.35x PyTorch SDPA (flash backend) (316 TFLOP/s, same run)" + TP
-ATTN_SLOW = "220 TFLOP/s = 0.70x PyTorch SDPA (flash backend) (316 TFLOP/s, same run)" + TP
+ATTN_FAST = (True, "", throughput(425, 316, 0.90))
+ATTN_SLOW = (False, "", throughput(220, 316, 0.90), 99)
 
 
 def synthetic(student, chapter, cells, verdicts, *, solutions=None, attention=None):
     """A result file as classgrade.grade_submission writes it. cells: grade_id -> (calls, points); verdicts:
-    (exercise, check) -> (passed, message); checks not listed pass with "ok"."""
-    checks, out = [], {}
+    (exercise, check) -> (passed, detail[, measurement[, seed]]); checks not listed pass with "ok"."""
+    vs = {}
     for gid, (calls, pts) in cells.items():
-        vs = [(e, k, *verdicts.get((e, k), (True, "ok"))) for e, k in calls]
-        failed = [f"{e} [{k}]: {m}" for e, k, ok, m in vs if not ok]
-        out[gid] = {"passed": not failed, "points": pts, "not_graded": False,
-                    "text": "\n".join(failed) if failed else "".join(f"✓ {e} [{k}]: {m}\n" for e, k, _, m in vs)}
-        for e, k, ok, m in vs:
-            checks.append({"exercise": e, "check": k, "passed": ok, "seconds": 7.5 if k in feedback.TIMED else 1.0,
-                           "message": m, **classgrade._speed(m if ok or k in feedback.TIMED else "")})
+        for e, k in calls:
+            passed, detail, measurement, seed = (*verdicts.get((e, k), (True, "ok")), None, None)[:4]
+            vs[(e, k)] = Verdict(e, k, Kind.PASSED if passed else Kind.FAILED, detail, measurement, seed,
+                                 seconds=7.5 if measurement else 1.0)
+    out = {gid: dict(testcells.cell_verdict(calls, vs).to_json(), points=pts) for gid, (calls, pts) in cells.items()}
     return {"version": classgrade.VERSION, "student": student, "chapter": chapter, "mode": "gpu", "device": H100,
             "graded_at": "2026-11-23T12:00:00+00:00", "notebook": f"submitted/{student}/{chapter}/{chapter}.ipynb",
             "sha256": "0" * 64, "attention": attention or [], "cells": out, "solutions": solutions or {},
-            "checks": checks, "seconds": 60.0}
+            "checks": [v.to_json() for v in vs.values()], "seconds": 60.0}
 
 
 @pytest.fixture(scope="module")
@@ -78,15 +91,13 @@ def pages(tmp_path_factory):
     os.makedirs(gpu)
     ex_t, ex_c = "ch01.softmax_triton", "ch01.softmax_cuda"
     results = {
-        "ada": synthetic("ada", CH, layout, {(ex_t, "bandwidth"): (True, TRITON_FAST),
-                                             (ex_c, "bandwidth"): (True, CUDA_FAST)},
+        "ada": synthetic("ada", CH, layout, {(ex_t, "bandwidth"): TRITON_FAST, (ex_c, "bandwidth"): CUDA_FAST},
                          solutions={"softmax_triton": "compiled softmax_kernel\n"}),
         "grace": synthetic("grace", CH, layout, {
-            (ex_t, "bandwidth"): (False, TRITON_SLOW), (ex_c, "correctness"): (False, CUDA_WRONG),
+            (ex_t, "bandwidth"): TRITON_SLOW, (ex_c, "correctness"): (False, CUDA_WRONG),
             (ex_c, "bandwidth"): (False, "not timed: the kernel must first pass its correctness check: " + CUDA_WRONG)},
             solutions={"softmax_cuda": HOSTILE}, attention=[f"renamed notebook: {HOSTILE}.ipynb graded as {CH}.ipynb"]),
-        "dave": synthetic("dave", CH, layout, {(ex_t, "bandwidth"): (True, TRITON_MID),
-                                                 (ex_c, "bandwidth"): (True, CUDA_FAST)}),
+        "dave": synthetic("dave", CH, layout, {(ex_t, "bandwidth"): TRITON_MID, (ex_c, "bandwidth"): CUDA_FAST}),
     }
     for s, res in results.items():
         classgrade.write_atomic(os.path.join(gpu, f"{s}.json"), res)
@@ -101,9 +112,8 @@ def pages(tmp_path_factory):
                "test_flash_attention_triton_throughput": ([(fa, "throughput")], 3.0)}
     res4 = os.path.join(root, "ch04_results")
     os.makedirs(res4)
-    for s, (ok, m) in {"hopper": (True, ATTN_FAST), "turing": (False, ATTN_SLOW)}.items():
-        classgrade.write_atomic(os.path.join(res4, f"{s}.json"),
-                                synthetic(s, ch4, layout4, {(fa, "throughput"): (ok, m)}))
+    for s, v in {"hopper": ATTN_FAST, "turing": ATTN_SLOW}.items():
+        classgrade.write_atomic(os.path.join(res4, f"{s}.json"), synthetic(s, ch4, layout4, {(fa, "throughput"): v}))
     nocourse = str(tmp_path_factory.mktemp("nocourse"))
     out4 = os.path.join(nocourse, "fb4")
     assert feedback.feedback(nocourse, ch4, results=res4, out_dir=out4, leaderboard=True,
@@ -136,6 +146,11 @@ def test_timed_checks_get_a_chart_and_the_whole_message(pages):
     # the chart's numbers (its alt text): the student, the bar (74% x 2999), the committed H100 reference, the copy
     assert "your kernel: 2962 GB/s; the bar (74% of copy): 2219 GB/s; reference kernel (99%)" in ada
     assert f"copy bandwidth: 2999 GB/s ({H100})" in ada
+    # the whole sentence, rendered from the measurement as the student reads it in the notebook
+    assert html.escape("2962 GB/s = 99% of the copy bandwidth (2999 GB/s) at (8192, 8192) adversarial float32 on "
+                       f"{H100}; judge's clock, 566 rounds x 2 input sets, message overhead 0.03%; bytes = read x "
+                       "once") in ada
+    assert "needs &gt;= 74.0% (seed 1234)" in grace
     assert "Score: 13 / 20" in grace and "your kernel: 2142 GB/s" in grace
     assert "changed after it was graded" in _read(pages["anon"], "dave.html")  # submitted/dave is not this result
     assert "changed after" not in ada and "graded 2026-11-23 12:00 UTC" in ada

@@ -8,7 +8,7 @@ import pytest
 from autograder import nbtext, registry
 from autograder.cli import generated_release
 from autograder.exercise import grade_id_for
-from autograder.nbgrader_plugins import check_calls
+from autograder.testcells import check_calls
 from course.cuda import CudaModule
 
 ROOT = nbtext.ROOT

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from autograder import registry
-from autograder.grading import Failure, run_check
+from autograder.grading import run_check
 from autograder.mutate import quiet_checks
 from kernels_ref.bench import fast_reference_source, namespace
 from kernels_ref.ch03_online_softmax import softmax_split_rows as split
@@ -53,14 +53,13 @@ OFF_GPU = pytest.mark.skipif(course.GPU, reason="an interpreter mode: on a GPU t
 
 def _grade(source, tmp):
     """The quiet checks on the source loaded in this process, as kernels_ref.bench loads a fast reference (the
-    sandboxed runner lets no submission import kernels_ref): check -> its summary, or the Failure's message."""
+    sandboxed runner lets no submission import kernels_ref): check -> its verdict's
+    sentence (FAILED before a failure's)."""
     ns = namespace(EX, source + KERNELS, str(tmp))
     out = {}
     for check in quiet_checks(EX):
-        try:
-            out[check] = run_check(EX, check, ns, 7)
-        except Failure as e:
-            out[check] = f"FAILED {e}"
+        v = run_check(EX, check, ns, 7)
+        out[check] = v.render() if v.passed else f"FAILED {v.render()}"
     return out
 
 
