@@ -1,8 +1,10 @@
-"""A/B on a GPU: what wait_partials' acquire costs the long-row fast paths (tenth session). Before it was fixed,
-wait_partials issued an atomic add of 0 whose result went unused, which Triton drops: no acquire in the PTX, only the
-spin of volatile loads. This builds that old variant from today's sources (text substitution into copies of
-softmax_long_rows.py and softmax_split_rows.py, imported under other names) and times both fast paths side by side,
-interleaved, in one process (course.timing.bench, each warmed 0.2 s first), outputs checked against torch.softmax.
+"""A/B on a GPU: what wait_partials' acquire costs the long-row fast paths.
+
+Without it (the unfixed variant), wait_partials issues an atomic add of 0 whose result goes unused, which Triton
+drops: no acquire in the PTX, only the spin of volatile loads. This builds that variant from the current sources
+(text substitution into copies of softmax_long_rows.py and softmax_split_rows.py, imported under other names) and
+times both fast paths side by side, interleaved, in one process (course.timing.bench, each warmed 0.2 s first),
+outputs checked against torch.softmax.
 
     python benchmarks/acquire_ab.py OUT.json
 """

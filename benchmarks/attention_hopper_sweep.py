@@ -97,8 +97,8 @@ def watched(fn, seconds):
     def target():
         try:
             # A new thread has no current CUDA context until torch makes one current; Triton's host
-            # TensorDescriptor (tma=1) calls the driver directly, and failed in the first sweep (H100,
-            # 2026-11-26, eighth session) with "Failed to create tensor map descriptor: invalid device context".
+            # TensorDescriptor (tma=1) calls the driver directly, and without this failed (H100, 2026-11-26) with
+            # "Failed to create tensor map descriptor: invalid device context".
             if dev is not None:
                 torch.cuda.set_device(dev)
                 torch.cuda.synchronize()  # a runtime call that needs the context binds the primary one here

@@ -5,11 +5,11 @@ bytes, in one process (CUDA events, L2 flushed).
 
     python benchmarks/ch06_ce_hints.py [OUT.json] [--memset-flush-too]
 
---memset-flush-too (twenty-fourth session): each variant also timed with the flush of before the twenty-third
-session (a memset of 2 x L2 alone), in the same process. Lines that pass 1 loads with evict_last outlive that
-memset (benchmarks/gpu_2026-11-29_s23/e), so the next timed call could find the end of the previous call's rows in
-L2 and the hinted variants read higher with it than with course.timing.flush_l2 as it is now. Run s24/c (H200): they
-did not, every variant within 0.5 points of copy with either flush.
+--memset-flush-too: each variant also timed with course.timing's older flush (a memset of 2 x L2 alone), in the
+same process. Lines that pass 1 loads with evict_last outlive that memset (H200, archived run gpu_2026-11-29_s23/e),
+so the next timed call could find the end of the previous call's rows in L2 and the hinted variants read higher with
+it than with course.timing.flush_l2 as it is now. On an H200 (archived run gpu_2026-11-29_s24/c) they did not, every
+variant within 0.5 points of copy with either flush.
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ against float64 first (ignored rows, label smoothing, in place, rows of +100 and
 
     python benchmarks/ch06_ce_l2split.py [--focused] [OUT.json]
 
-The first sweep (no flag) ran on an H200 and an H100, the focused one (base-2 statistics, deeper blocks,
-a pipelined pass 1) on the H100: benchmarks/gpu_2026-11-26_s5/.
+The sweep without a flag ran on an H200 and an H100, the focused one (base-2 statistics, deeper blocks,
+a pipelined pass 1) on the H100 (archived run gpu_2026-11-26_s5).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def ce_l2split(logits, target, loss, dlogits, z_weight=1e-4, smoothing=0.0, chun
                         exp2=exp2, stages=stages)
 
 W = 1e-4
-# (CHUNK, BLOCK, warps): the best of a wider sweep on an H200 (benchmarks/gpu_2026-11-26_s5/ce_l2split.log)
+# (CHUNK, BLOCK, warps): the best of a wider sweep on an H200 (archived run gpu_2026-11-26_s5/ce_l2split.log)
 CONFIGS = ((16384, 8192, 8), (32768, 8192, 8), (32768, 16384, 16), (65536, 8192, 8), (32768, 4096, 4))
 
 

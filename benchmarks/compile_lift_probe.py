@@ -2,18 +2,18 @@
 
     python benchmarks/compile_lift_probe.py OUT.json
 
-The fifteenth session (BENCHMARKS.md, gpu_2026-11-28_s15/a-d): Liger-Kernel's softmax kernel reads about 95.5% of
-copy in a process where torch.compile never ran and about 98 in processes where torch and torch.compile are timed
-beside it, while a copy of it in our code stays at 95.5 in both. Here, in one process and in this order: four
+On an H200 (archived run gpu_2026-11-28_s15/a-d), Liger-Kernel's softmax kernel reads about 95.5% of copy in a process
+where torch.compile never ran and about 98 in processes where torch and torch.compile are timed beside it, while a copy
+of it in our code stays at 95.5 in both. Here, in one process and in this order: four
 kernels timed (stage "bare"); then torch eager's softmax run 20 times and the four timed again ("after eager");
 then torch.compile's softmax compiled and run 20 times and the four timed again ("after compile"); twice more
 ("again"). Around each stage the process's CUDA limits, cache and shared-memory configuration and environment are
 recorded, to see what torch.compile changed. The four: Liger's kernel launched directly (its function's settings),
 our copy of it (softmax_8192_probe.row_cand: 16 warps, .ca, .cs, exp and division), our one-row kernel at 32 warps
 (the shipped choice) and at 16. course.timing.bench, three rounds per stage; GB/s, and % of the largest copy
-timed in the run (one denominator: each stage's own copy moved by 1.2% between stages in the first run, s15/f,
+timed in the run (one denominator: each stage's own copy moved by 1.2% between stages in gpu_2026-11-28_s15/f,
 which divided by each stage's copy, so its percentages moved with the copy while no kernel's GB/s did). The
-kernels' outputs are checked after the bare stage (the check runs torch eager; the first run checked before it).
+kernels' outputs are checked after the bare stage (the check runs torch eager, which must not run before it).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tuning sweeps for the Chapter 2-3 references on a GPU (results go into BENCHMARKS.md).
+"""Tuning sweeps for the Chapter 2-3 references on a GPU (one line a result on stdout).
 
 python benchmarks/gpu_tune.py: block sizes of the Triton online softmax, the on-chip (Chapter 1 Triton)
 kernel up to 32k columns, torch.softmax, all as % of a copy measured in the same process.

@@ -1,4 +1,4 @@
-"""Tuning sweep for the Chapter 4 FlashAttention reference on a GPU (results go into BENCHMARKS.md).
+"""Tuning sweep for the Chapter 4 FlashAttention reference on a GPU (stdout, or JSON to the path given for the plot).
 
 python benchmarks/gpu_tune_attention.py --sweep out.json: TFLOP/s against T for the plot.
 python benchmarks/gpu_tune_attention.py [--quick]: tile configurations of the Triton kernel at
@@ -36,7 +36,7 @@ def run_config(q, k, v, o, causal, bm, bn, warps, stages):
 
 def sweep(path):
     """TFLOP/s against T (1k-16k; B·T = 65536 tokens, H = 32), D 64/128, causal and not: the
-    reference (its own tile choice), SDPA flash and cuDNN. JSON for the plot in BENCHMARKS.md."""
+    reference (its own tile choice), SDPA flash and cuDNN. JSON for plot_ch04.py (ch04_attention_sweep_*.json)."""
     import json
     dev = torch.cuda.get_device_name()
     rows = []

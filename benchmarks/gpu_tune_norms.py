@@ -1,5 +1,6 @@
-"""Tuning sweep for the Chapter 5 references on a GPU (results go into BENCHMARKS.md):
-python benchmarks/gpu_tune_norms.py. LayerNorm register budgets (rows kept in registers up to
+"""Tuning sweep for the Chapter 5 references on a GPU (one line a result on stdout).
+
+python benchmarks/gpu_tune_norms.py: LayerNorm register budgets (rows kept in registers up to
 LN_VEC * 1024 floats), at both benchmark shapes, % of a copy measured in the same process."""
 import tempfile
 

@@ -2,7 +2,7 @@
 
     python benchmarks/liger_function_probe.py OUT.json
 
-In the fifteenth session's placement probe on an H200 (gpu_2026-11-28_s15/a), in one process, three rounds each,
+In a placement probe on an H200 (archived run gpu_2026-11-28_s15/a), in one process, three rounds each,
 % of copy: LigerSoftmaxFunction.apply(x) 97.6-97.9, its Triton kernel launched directly with the function's own
 settings (16 warps, BLOCK 8192) into a kept or a fresh output 95.3-96.0, ours 95.5-96.3; with a 2 ms gate before
 every call the same. The GPU work of the two Liger routes looks identical from the source, so this probe separates

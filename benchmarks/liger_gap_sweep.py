@@ -4,17 +4,18 @@
 
     python benchmarks/liger_gap_sweep.py OUT.json [--rounds 2] [--only softmax,rmsnorm] [--peers]
 
---peers: torch and torch.compile timed too, between ours and Liger-Kernel's as the report orders them (thirteenth
-session: does what runs beside Liger-Kernel decide its reading?).
+--peers: torch and torch.compile timed too, between ours and Liger-Kernel's as the report orders them (does what
+runs beside Liger-Kernel decide its reading?).
 
 One process. Per shape: our reference as the report runs it (kernels_ref.report.ours), Liger-Kernel as the
 report calls it, and the candidates below, each output first checked by the exercise against its float64
 reference (kernels_ref.report.checked: a wrong candidate gets an error record and no time). Every impl is timed
 with course.timing.bench (L2 flushed, median of 30), in --rounds interleaved rounds (A B C, A B C), as % of a
 copy measured in the same run; the JSON keeps every round, the summary the best round per impl. Every impl first runs
-untimed for report.WARM_S seconds, as in the report (since the twelfth session, to time as the report does; it did
-not explain the difference it was added for: on an H200 Liger-Kernel's softmax 8192 float32 read 95.6-95.7% here
-unwarmed, s12/c, and 95.1-95.5 warmed, s12/f, against 97.3-97.5 in the report and in placement_probe.py, s12/d, e).
+untimed for report.WARM_S seconds, as in the report (to time as the report does; it did not explain the difference
+it was added for: on an H200 Liger-Kernel's softmax 8192 float32 read 95.6-95.7% here unwarmed, archived run
+gpu_2026-11-27_s12/c, and 95.1-95.5 warmed, gpu_2026-11-27_s12/f, against 97.3-97.5 in the report and in
+placement_probe.py, gpu_2026-11-27_s12/d and e).
 
 What the candidates change, one thing at a time, from reading Liger-Kernel 0.8.5's kernels (not copying them):
 - softmax: the store marked streaming (cache_modifier ".cs": y is not read back, so it should not push x's next
@@ -79,7 +80,7 @@ def rmsnorm_cand(x_ptr, g_ptr, y_ptr, cols, x_stride, y_stride, eps, BLOCK: tl.c
 @triton.jit
 def rmsnorm_rows_cand(x_ptr, g_ptr, y_ptr, rows, cols, x_stride, y_stride, eps, ROWS: tl.constexpr,
                       BLOCK: tl.constexpr, LLAMA: tl.constexpr):
-    """Twenty-fourth session: ROWS rows a program; LLAMA: x * rstd rounded to the output dtype before the product
+    """ROWS rows a program; LLAMA: x * rstd rounded to the output dtype before the product
     with gamma, in that dtype (as Liger-Kernel's default casting mode does: a second rounding)."""
     r = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     c = tl.arange(0, BLOCK)
@@ -125,11 +126,11 @@ def softmax_call(inputs, y, rows_per, warps, cs):
 
 
 def rmsnorm_call(inputs, y, warps, g_first, cs, maxnreg=None):
-    """maxnreg (twenty-fourth session): a register cap per thread (Triton's launch option), so that more programs
+    """maxnreg: a register cap per thread (Triton's launch option), so that more programs
     fit on an SM: compiled offline for sm_90 by Triton 3.7.1 the kernel takes 63 registers at 8 warps (4 programs of
     256 threads an SM), 48 without spilling (5 programs), 40 with 8 bytes of stack (6)
-    (benchmarks/gpu_2026-11-29_s24/offline_regs.txt). On the H200 (Triton 3.6) it took 38 with or without the cap and
-    the SASS was the same (s24/e, f): the cap changed nothing there."""
+    (archived run gpu_2026-11-29_s24/offline_regs.txt). On an H200 (Triton 3.6) it took 38 with or without the cap and
+    the SASS was the same (gpu_2026-11-29_s24/e and f): the cap changed nothing there."""
     x, g = inputs["x"], inputs["gamma"]
     extra = {"maxnreg": maxnreg} if maxnreg else {}
 
@@ -176,8 +177,9 @@ def fast_path_call(inputs, y):  # Chapter 3's fast reference (its CONFIGS: the r
 
 
 CASES = [
-    # eleventh session: softmax 8192 float32, where the report times Chapter 1's kernel (8 warps) and Liger-Kernel
-    # (16 warps, from reading its calculate_settings) led by 0.51 (H100, s11/h) and 1.2 points (H200, s11/d)
+    # softmax 8192 float32, where the report timed Chapter 1's kernel (8 warps) and Liger-Kernel (16 warps, from
+    # reading its calculate_settings) led by 0.51 (H100, archived run gpu_2026-11-27_s11/h) and 1.2 points (H200,
+    # gpu_2026-11-27_s11/d)
     (report.Case("softmax", (8192, 8192), "float32"),
      [(f"sm r1 w{w}{' cs' if cs else ''}", lambda i, y, w=w, cs=cs: softmax_call(i, y, 1, w, cs))
       for w, cs in ((16, False), (32, False), (16, True), (8, True))] + [("ch03 fast path", fast_path_call)]),
@@ -190,7 +192,8 @@ CASES = [
        lambda i, y, w=w, g1=g1, cs=cs: rmsnorm_call(i, y, w, g1, cs))
       for w, g1, cs in ((8, True, False), (8, True, True), (4, True, False), (16, True, False), (8, False, True),
                         (8, False, False))]
-     # (the LLAMA rounding, as Liger-Kernel's default: rejected by the exercise's check, 0.73 ulp, in s24/b and d)
+     # (the LLAMA rounding, as Liger-Kernel's default: rejected by the exercise's check, 0.73 ulp, in
+     # gpu_2026-11-29_s24/b and d)
      + [(f"rms r{r} w{w}", lambda i, y, r=r, w=w: rmsnorm_rows_call(i, y, r, w, False))
         for r, w in ((1, 8), (2, 8), (2, 16), (4, 16))]
      + [(f"rms w8 g1 mr{mr}", lambda i, y, mr=mr: rmsnorm_call(i, y, 8, True, False, mr)) for mr in (48, 40)]),

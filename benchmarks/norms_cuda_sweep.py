@@ -1,8 +1,8 @@
-"""GPU sweep for Chapter 5's warp-per-row CUDA norms (issue 15 item 2): is the fixed RMSNorm fast reference
-(kernels_ref/ch05_fused_norms/rmsnorm_rows.cu) at >= 90% of copy at 65536 x 1024 bf16, and which of its variants
-is best, next to layernorm_rows.cu and torch. (The kernel before the fix, timed beside them in the seventh session's
-run at 67.0% of copy, was benchmarks/norms_cuda_sweep_before.cu until commit 4f7a298; its records stay in
-benchmarks/gpu_2026-11-26_s7/norms_sweep.json.)
+"""GPU sweep for Chapter 5's warp-per-row CUDA norms: is the RMSNorm fast reference
+(kernels_ref/ch05_fused_norms/rmsnorm_rows.cu) at >= 90% of copy at 65536 x 1024 bf16, and which of its variants is
+best, next to layernorm_rows.cu and torch. (The kernel it replaced, timed beside them on an H100 at 67.0% of copy,
+was benchmarks/norms_cuda_sweep_before.cu until commit 4f7a298; its records stay in archived run
+gpu_2026-11-26_s7/norms_sweep.json.)
 
     python benchmarks/norms_cuda_sweep.py OUT.json
 
@@ -58,9 +58,9 @@ DEVICE = "cuda"  # a CPU dry run of this script (its logic only) patches this
 # nvcc 13.0 -arch=sm_90 without a GPU: default 80 (no spills); MIN_BLOCKS=1: 86; 2: 86; 4: 64 with 68 B of spills
 # (the 1-row 8-uint4 path); MAX_ROWS=1: 80; MAX_ROWS=1 MIN_BLOCKS=4: 64 + spills; WARP_VEC=4 MAX_ROWS=1: 57 (rows
 # over 1024 values then take the block path).
-# The seventh session ran the variants on the exercise's grid ("rows") and only the default on "groups" (94.5% at
-# 65536 x 1024, the report's launch since); the ninth runs the lighter variants on "groups" too, every impl warmed
-# for 0.2 s before it is timed.
+# On an H100, archived run gpu_2026-11-26_s7 has the variants on the exercise's grid ("rows") and only the default on
+# "groups" (94.5% at 65536 x 1024; "groups" is now the report's launch), gpu_2026-11-26_s9 the lighter variants on
+# "groups" too. Every impl is warmed for 0.2 s before it is timed.
 RMS_VARIANTS = [
     ("default, grid=groups", RMS, {}, "groups"),
     ("rmsnorm_narrow, grid=groups", RMS, {}, "narrow"),  # the file's second kernel (rows of <= 1024 values)
@@ -71,7 +71,7 @@ RMS_VARIANTS = [
     ("warp_vec=4 max_rows=1 min_blocks=3, grid=groups", RMS,
      {"RMSR_WARP_VEC": 4, "RMSR_MAX_ROWS": 1, "RMSR_MIN_BLOCKS": 3}, "groups"),
     ("default", RMS, {}, "rows"),
-    # tenth session, for the H200 (89.1% in its first report): more bytes in flight per SM
+    # for the H200 (89.1% in its report of 2026-11-26): more bytes in flight per SM
     ("max_rows=2, grid=groups", RMS, {"RMSR_MAX_ROWS": 2}, "groups"),
     ("max_rows=2 min_blocks=4, grid=groups", RMS, {"RMSR_MAX_ROWS": 2, "RMSR_MIN_BLOCKS": 4}, "groups"),
     ("warp_vec=4 max_rows=1 min_blocks=6, grid=groups", RMS,
@@ -92,13 +92,13 @@ LN_VARIANTS = [("default, grid=groups", {}, "groups"), ("default", {}, "rows"),
                # the file's layernorm_narrow (rows of <= 1024 floats, the report's launch there): a 128-thread block a
                # row, 2 float4 a thread, 32 registers
                ("layernorm_narrow", {}, "narrow/128")]
-# Twelfth session, for the H200 (report s11/n: this file 96.3% at 65536 x 1024, Liger-Kernel 97.9, torch.compile
-# 98.1). Lost there, and removed from the file (code and variants in git history, commit 3dcc014; runs
-# gpu_2026-11-27_s12/c, d and f): persistent warps with the next row prefetched and gamma/beta in registers or from L1
-# (83.1-91.9%), two rows a warp (94.0-94.1), 128- and 64-thread blocks on the warp path (95.4-95.5), more warps an SM
-# on it (94.4-94.7), gamma and beta loaded with x on the narrow block path (91.9), all against the default's 95.9 on
-# its grid of groups. Won: the block path sized for the row, 128 threads, 2 float4 a thread (97.3%, s12/f): the
-# file's layernorm_narrow.
+# LayerNorm variants tried for the H200 (its report, archived run gpu_2026-11-27_s11/n: layernorm_rows.cu 96.3% at 65536
+# x 1024, Liger-Kernel 97.9, torch.compile 98.1). Lost there, and removed from the file (code and variants in git
+# history, commit 3dcc014; archived run gpu_2026-11-27_s12/c, d and f): persistent warps with the next row prefetched
+# and gamma/beta in registers or from L1 (83.1-91.9%), two rows a warp (94.0-94.1), 128- and 64-thread blocks on the
+# warp path (95.4-95.5), more warps an SM on it (94.4-94.7), gamma and beta loaded with x on the narrow block path
+# (91.9), all against the default's 95.9 on its grid of groups. Won: the block path sized for the row, 128 threads, 2
+# float4 a thread (97.3%, gpu_2026-11-27_s12/f): the file's layernorm_narrow.
 
 
 def source(path: str, defines: dict) -> str:
@@ -114,8 +114,8 @@ def grid_for(launch: str, rows: int, cols: int, defines: dict) -> int:
         return rows
     if launch == "narrow":
         return (rows + 7) // 8
-    from kernels_ref.report import RMSR_MAX_ROWS, RMSR_WARP_VEC  # the file's defaults (until the tenth session
-    vec = defines.get("RMSR_WARP_VEC", RMSR_WARP_VEC)  # this assumed 2 rows a warp: 2 grids left rows out)
+    from kernels_ref.report import RMSR_MAX_ROWS, RMSR_WARP_VEC  # the file's defaults (a version of this function
+    vec = defines.get("RMSR_WARP_VEC", RMSR_WARP_VEC)  # that assumed 2 rows a warp left rows out of 2 grids)
     if cols // 8 > 32 * vec:  # the block path: a block per row whatever the launch
         return rows
     two = defines.get("RMSR_MAX_ROWS", RMSR_MAX_ROWS) >= 2 and cols // 8 <= 32 * vec // 2

@@ -2,15 +2,15 @@
 
     python benchmarks/output_placement_probe.py OUT.json
 
-The fifteenth session's softmax_8192_probe.py (gpu_2026-11-28_s15/c) timed our copy of Liger-Kernel's row kernel
-(16 warps, ".ca" loads, ".cs" stores, exp and division: the same source as Liger's) at 95.1-95.8% of copy in three
-processes, and Liger-Kernel's function, which launches that kernel, at 97.8-98.4 in the same processes; Liger's
-kernel launched directly read 95.3-96.0 in one process (s15/a) and 97.5-98.1 in another (s15/b). Same kernel, two
-readings 2-2.5 points apart: what differs is where the output lives (our copy writes into a buffer allocated once;
-Liger's function takes a fresh one from PyTorch's caching allocator on every call, which may hand it a different
-block than another route's). Here: eight 256 MiB outputs allocated one after the other (and two inputs), each
-kernel timed into each (course.timing.bench, L2 flushed, median of 30), two rounds; % of a copy measured in the same
-process. If the readings split by buffer, and alike for every kernel, the placement is the difference.
+softmax_8192_probe.py (H200, archived run gpu_2026-11-28_s15/c) timed our copy of Liger-Kernel's row kernel (16 warps,
+".ca" loads, ".cs" stores, exp and division: the same source as Liger's) at 95.1-95.8% of copy in three processes, and
+Liger-Kernel's function, which launches that kernel, at 97.8-98.4 in the same processes; Liger's kernel launched
+directly read 95.3-96.0 in one process (gpu_2026-11-28_s15/a) and 97.5-98.1 in another (gpu_2026-11-28_s15/b). Same
+kernel, two readings 2-2.5 points apart: what differs is where the output lives (our copy writes into a buffer allocated
+once; Liger's function takes a fresh one from PyTorch's caching allocator on every call, which may hand it a different
+block than another route's). Here: eight 256 MiB outputs allocated one after the other (and two inputs), each kernel
+timed into each (course.timing.bench, L2 flushed, median of 30), two rounds; % of a copy measured in the same process.
+If the readings split by buffer, and alike for every kernel, the placement is the difference.
 """
 from __future__ import annotations
 

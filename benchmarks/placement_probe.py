@@ -2,19 +2,20 @@
 
     python benchmarks/placement_probe.py OUT.json [--h200-gaps]
 
---h200-gaps: the twelfth session's cases instead (softmax 8192 x 8192 float32 and the CUDA LayerNorm 65536 x 1024,
-where Liger-Kernel led by 1.46 and 0.93 points in the H200's report, gpu_2026-11-27_s12/d, but not in
-liger_gap_sweep.py on the same GPU, s12/c: Liger's softmax 97.5% of copy in the report, 95.6-95.7 in the sweep,
-95.1-95.5 warmed in s12/f; ours 96.0 and 95.3-96.1), three rounds, every impl warmed first as the report warms it
-(report.warm), then the same impls again with a 2 ms gate for all (timed after the first rounds, not interleaved).
+--h200-gaps: the H200's two gaps instead (softmax 8192 x 8192 float32 and the CUDA LayerNorm 65536 x 1024, where
+Liger-Kernel led by 1.46 and 0.93 points in the H200's report, archived run gpu_2026-11-27_s12/d, but not in
+liger_gap_sweep.py on the same GPU, gpu_2026-11-27_s12/c: Liger's softmax 97.5% of copy in the report, 95.6-95.7 in
+the sweep, 95.1-95.5 warmed in gpu_2026-11-27_s12/f; ours 96.0 and 95.3-96.1), three rounds, every impl warmed first
+as the report warms it (report.warm), then the same impls again with a 2 ms gate for all (timed after the first rounds,
+not interleaved).
 
-Why. On one H100 the same day (2026-11-26, ninth session), Liger-Kernel's softmax and RMSNorm measured 96.3 / 95.0 /
-95.4% of copy in benchmarks/liger_gap_sweep.py but 99.6 / 98.8 / 98.8% in `bench --report`, while ours measured
-about the same in both (96-97%). The kernels are the same; what differs is memory placement: the report's call for
-ours writes into one output buffer kept for the whole case (kernels_ref.report.Outputs), Liger-Kernel (and torch)
-allocate a fresh output on every call from PyTorch's caching allocator, and the sweep had allocated other buffers
-first. Here, per shape and in the report's own order and timing (course.timing.bench, L2 flushed, median of 30):
-ours as the report runs it; ours with a fresh output per call, as the peers; ours into kept buffers at four offsets
+Why. On one H100 on one day (2026-11-26, archived run gpu_2026-11-26_s9), Liger-Kernel's softmax and RMSNorm measured
+96.3 / 95.0 / 95.4% of copy in benchmarks/liger_gap_sweep.py but 99.6 / 98.8 / 98.8% in `bench --report`, while ours
+measured about the same in both (96-97%). The kernels are the same; what differs is memory placement: the report's call
+for ours writes into one output buffer kept for the whole case (kernels_ref.report.Outputs), Liger-Kernel (and torch)
+allocate a fresh output on every call from PyTorch's caching allocator, and the sweep had allocated other buffers first.
+Here, per shape and in the report's own order and timing (course.timing.bench, L2 flushed, median of 30): ours as the
+report runs it; ours with a fresh output per call, as the peers; ours into kept buffers at four offsets
 (0, 2, 4, 6 MiB past a 512-aligned allocation); torch; Liger-Kernel. Two interleaved rounds, % of a copy measured in
 the same run. Every output of ours is checked by the exercise against float64 before it is timed.
 """

@@ -1,4 +1,4 @@
-"""The measurements the newcomer read-through (issue 17) asked for, in one process on one GPU:
+"""Measurements behind some of the chapters' claims, in one process on one GPU:
 
 (a) Chapter 3 exercise 4 at its timed shape (4096 x 2048 float32): the warp-per-row online softmax written the two-pass
     way only (no row-in-registers path), one float and one float4 at a time, next to the reference and to the variant

@@ -2,7 +2,7 @@
 
     python benchmarks/softmax_8192_probe.py OUT.json
 
-The fifteenth session's liger_function_probe.py (gpu_2026-11-28_s15/b) read, in one process, Liger-Kernel's
+liger_function_probe.py (H200, archived run gpu_2026-11-28_s15/b) read, in one process, Liger-Kernel's
 softmax kernel at 97.5-98.1% of copy (CUDA events) and 99.9-100.6 (the profiler's kernel durations) against 95.8-96.1
 and 97.3 for ours (Chapter 3's rows kernel, 32 warps): a difference in the kernels, not in the clocks or the host.
 The two kernels hold one row a program in registers and differ in four things, each a switch here:

@@ -33,19 +33,21 @@ def K(cluster, threads, vec):
 
 
 F32, BF16 = torch.float32, torch.bfloat16
-# First run (eleventh session, H100, gpu_2026-11-27_s11/a): 128-thread blocks won every long row (fp32 1024x131072:
+# H100, archived run gpu_2026-11-27_s11/a: 128-thread blocks won every long row (fp32 1024x131072:
 # 8x128x32 96.6%, 8x256x16 92.1, 8x512x8 94.1; bf16 2048x131072: 8x128x16 92.4, 8x256x8 85.7; bf16 1024x262144:
 # 8x512x8 83.7, 8x256x16 81.9); at 32768 columns and below the fast path stayed ahead (97.6 / 99.3 / 96.0% against
 # the best cluster config's 91.9 / 96.2 / 91.1). So: small blocks holding more, and the fast path from 32768 down.
-# Third and fourth runs (H200, s11/d and e): the same choices reached only 82.6-82.8 / 78.2-78.6 / 68.9-69.1% there.
-# Persistent clusters (each looping over rows; commit d21b237) lost everywhere in e (float32 62.6-73.2, bfloat16
-# 19.7-45.7%), so relaunching a cluster per row is not what costs. Now: one exponential an element (float32,
-# one_exp) and clusters of 16 blocks (non-portable: smaller parts, fewer registers, more blocks an SM).
+# H200, gpu_2026-11-27_s11/d and e: the same choices reached only 82.6-82.8 / 78.2-78.6 / 68.9-69.1% there.
+# Persistent clusters (each looping over rows; commit d21b237) lost everywhere in gpu_2026-11-27_s11/e (float32
+# 62.6-73.2, bfloat16 19.7-45.7%), so relaunching a cluster per row is not what costs. Tried next: one exponential an
+# element (X(): float32, one_exp) and clusters of 16 blocks (non-portable: smaller parts, fewer registers, more
+# blocks an SM).
 def X(cluster, threads, vec):
     return dict(K(cluster, threads, vec), one_exp=True)
 
 
-# Fifth run (H100, s11/f): one_exp 97.0 against 96.6%; clusters of 16 lost (88.2-92.2 float32, 74.5-89.6 bfloat16).
+# H100, gpu_2026-11-27_s11/f: one_exp 97.0 against 96.6%; clusters of 16 lost (88.2-92.2 float32, 74.5-89.6
+# bfloat16).
 # Added for the H200: the cache hints (ld 1: read-only path without L1 allocation, 2: none; st 1: none).
 def H(base, ld, st):
     return dict(base, ld=ld, st=st)
@@ -58,12 +60,12 @@ def PR(base, probe):
     return dict(base, probe=probe)
 
 
-# Sixth run (H100, s11/k): the hints decided it. Plain loads and stores (ld 2, st 1) read 99.7% (float32) and 96.8%
-# (bfloat16) against 97.0 and 92.3 with the streaming hints (ld 0, st 0, the default until then); the probes without
+# H100, gpu_2026-11-27_s11/k: the hints decided it. Plain loads and stores (ld 2, st 1) read 99.7% (float32) and
+# 96.8% (bfloat16) against 97.0 and 92.3 with the streaming hints (ld 0, st 0, then the default); the probes without
 # exchange, arithmetic or both, all with the hints, read 96.7-97.6. The default is now no hint (softmax_cluster.LD, ST);
 # K() and X() candidates take it, H() names the hints.
-# Twelfth session, for the H200 where the eleventh's probes put the cost in the arithmetic (run n: the kernel 91.5 /
-# 86.5% of copy, the same kernel without arithmetic 96.1 / 97.4): F() is softmax_cluster.cu's SC_FAST (the exponent
+# For the H200, where the probes put the cost in the arithmetic (gpu_2026-11-27_s11/n: the kernel 91.5 / 86.5% of
+# copy, the same kernel without arithmetic 96.1 / 97.4): F() is softmax_cluster.cu's SC_FAST (the exponent
 # by one FMA, ex2.approx.ftz, bfloat16 maxima on pairs, 1 / D folded into the exponent); bfloat16 with one_exp keeps
 # t = 2^(x - m_r) as float32 (so 8 vectors a thread, 256 threads, for 131072 columns); "min_blocks" is
 # __launch_bounds__' second argument (128 registers at 16 vectors with SC_FAST, 96 with 5 blocks an SM).
@@ -71,10 +73,11 @@ def F(base, **kw):
     return dict(base, fast=True, **kw)
 
 
-# (The eleventh session's candidate lists are in git history, commit 9cecd1d.)
-# First H100 run (s12/b): bfloat16 131072 98.8% with SC_FAST, 99.2 with 5 blocks an SM, against 97.0 without; 262144
-# 94.5 against 88.7; float32 100.0 against 99.7; bfloat16 with one_exp 86.8-87.2 (8 vectors a thread do not hide the
-# latency): dropped. float32 SC_FAST since keeps the exact difference (x - m) (its FMA form failed a 2e-6 test there).
+# (The earlier candidate lists are in git history, commit 9cecd1d.)
+# H100, archived run gpu_2026-11-27_s12/b: bfloat16 131072 98.8% with SC_FAST, 99.2 with 5 blocks an SM, against 97.0
+# without; 262144 94.5 against 88.7; float32 100.0 against 99.7; bfloat16 with one_exp 86.8-87.2 (8 vectors a thread do
+# not hide the latency): dropped. float32 SC_FAST now keeps the exact difference (x - m) (its FMA form failed a 2e-6
+# test there).
 SHAPES = [  # the shipped configs first
     ((1024, 131072, F32), [X(8, 128, 32), F(X(8, 128, 32)), PR(X(8, 128, 32), 3)]),
     ((2048, 131072, BF16), [K(8, 128, 16), F(K(8, 128, 16)), F(K(8, 128, 16), min_blocks=5),

@@ -1,7 +1,8 @@
 """GPU sweep for the long-row softmax candidates (kernels_ref/ch03_online_softmax/softmax_long_rows.py), against
 the fast path as it stands (softmax_split_rows.online_softmax_triton, "fast-default") and torch.softmax; and
 cross_entropy_split.cross_entropy (the fast cross-entropy reference, "ce-fast-default") in place. The cross-entropy
-candidates swept beside it on an H100 (2026-11-26, BENCHMARKS.md) lost on both shapes and were removed.
+candidates swept beside it on an H100 (2026-11-26, archived run gpu_2026-11-26_s8) lost on both shapes and were
+removed (last in commit ae58a3a).
 
     python benchmarks/softmax_long_rows_sweep.py OUT.json
     python benchmarks/softmax_long_rows_sweep.py --dry-run OUT.json   # CPU plumbing check: tiny shapes, fake times
@@ -17,7 +18,7 @@ JSON is rewritten after each:
      "ms", "gbps", "pct", "err"} or {..., "error"}], "best": {"op RxC dtype": record}}
 
 pct = % of the copy bandwidth measured in the same run (bytes: x read once + y written once; cross-entropy: logits
-read once + gradient written once + 12 B per row, as BENCHMARKS.md counts it). "best" is the fastest candidate per
+read once + gradient written once + 12 B per row, as ch06_ce_bench.py counts it). "best" is the fastest candidate per
 shape, with the fast path and torch beside it ("baselines"). in_flight_mib: programs x part bytes, the most of x
 between its two reads at once (compare with l2_mib). A compile failure or exception is an error record and the
 sweep goes on; a call that makes no progress for WATCHDOG_S (a hang: programs waiting for each other) gets an
@@ -56,17 +57,17 @@ def CH(chunk, block, warps, hints=True, fresh=False, prescale=False):
 
 # (rows, cols, dtype) -> candidates, most promising first. in flight = programs x part bytes (H100 L2: 50 MiB;
 # the 4096x32768 bfloat16 two-pass kernel that reached 98.4% had about 33 MiB in flight).
-# Ninth session, first run (gpu_2026-11-26_s9/b): the chunks kernel (cross_entropy_split's shape) reached 73.0% on
-# bf16 2048x131072 where cross_entropy_split itself, out of place, reported 88.4% in the same run (with ignored rows'
-# bytes counted: 82.7-83.6% once every row had a target, run d). Second run (c): which of the remaining differences
-# matter (FRESH: cross-entropy's counters; PRESCALE: its arithmetic). From run k on, every impl runs untimed for
-# 0.2 s before it is timed (the report's order effect, kernels_ref.report.warm).
-# Tenth session, on an H200 (copy about 4140 GB/s against the H100's 2980, the same 132 SMs and 50 MiB L2): the
+# H100, archived run gpu_2026-11-26_s9/b: the chunks kernel (cross_entropy_split's shape) reached 73.0% on bf16
+# 2048x131072 where cross_entropy_split itself, out of place, reported 88.4% in the same run (with ignored rows' bytes
+# counted: 82.7-83.6% once every row had a target, gpu_2026-11-26_s9/d). gpu_2026-11-26_s9/c: which of the remaining
+# differences matter (FRESH: cross-entropy's counters; PRESCALE: its arithmetic). Every impl runs untimed for 0.2 s
+# before it is timed (the report's order effect, kernels_ref.report.warm; from gpu_2026-11-26_s9/k on).
+# On an H200 (copy about 4140 GB/s against the H100's 2980, the same 132 SMs and 50 MiB L2; 2026-11-26): the
 # H100's choices reached 65.6% (bf16 131072) and 70.1% (float32) there. By Little's law an H200 needs about 1.4x the
 # bytes in flight to keep its memory busy, so these vary the programs an SM (per_sm) and the part size (k).
 SOFTMAX = [
     ((2048, 131072, torch.bfloat16), [  # 256 KiB rows
-        C(4, 8192, 8, 3),             # today's CONFIGS choice (H100: 78.5-79.1%)
+        C(4, 8192, 8, 3),             # CONFIGS' choice (H100: 78.5-79.1%)
         C(4, 8192, 8, 4),
         C(8, 8192, 8, 4),
         C(8, 4096, 4, 6),
@@ -177,9 +178,9 @@ def ce_shapes(sw):
         x0 = (torch.randn(rows, cols, device=DEV, generator=gen) * 3).to(dtype)
         t = torch.randint(0, cols, (rows,), device=DEV, generator=gen)
         # No ignored rows (target -100) here: the kernel reads nothing of such a row, so with every 7th row ignored
-        # (the eighth session's sweep, and the first two of the ninth) the bytes counted below were 7% more than
-        # the bytes moved, and the "88% of copy" from those runs was about 82% (x 13/14). Ignored rows are checked
-        # by tests/test_ch06_*, not timed.
+        # (as in archived runs gpu_2026-11-26_s8 and gpu_2026-11-26_s9/b, c) the bytes counted below were 7% more
+        # than the bytes moved, and the "88% of copy" from those runs was about 82% (x 13/14). Ignored rows are
+        # checked by tests/test_ch06_*, not timed.
         xf = x0.float()
         lse = torch.logsumexp(xf, -1)
         ok = t != -100
