@@ -15,7 +15,7 @@ Each program takes a ticket (an atomic counter) when it starts and works on the 
 so the programs of a row are running or about to start whenever one of them waits: no reliance on the order in
 which the GPU starts blocks. Triton's interpreter runs programs one after another, so there K must be 1.
 
-Measured (benchmarks/ch06_ce_l2split.py; BENCHMARKS.md, "Chapter 6 on an H200 and the split rows"): on an H100,
+Measured (benchmarks/ch06_ce_l2split.py; archived run gpu_2026-11-26_s5, 2026-11-26): on an H100,
 bf16, 84% / 83% of copy at 131072 / 262144 columns (two passes, one program per row: 80% / 71%; Liger-Kernel 74% /
 65%); float32 at 131072 columns 91% (73%). CHUNK 32768, BLOCK 8192, 8 warps was the best configuration tried;
 pipelining pass 1 (num_stages 2-3) was slower."""

@@ -6,11 +6,11 @@ e^(x - m) (Chapter 3's online softmax, one block of columns at a time) and, with
 of the logits; then lse = m + log d. The second pass reads the row again and writes the gradient
 p·(1 + 2w·lse) − ε/V − (1 − ε)·[j = target]. A row whose target is -100 gets loss 0 and a zero gradient
 without its logits being read. Pass 1 loads with eviction_policy="evict_last", so that L2 keeps the row
-for pass 2; pass 2's loads and the gradient's stores are marked evict_first. Measured on an H100
-(benchmarks/ch06_ce_bench.py, ch06_ce_hints.py; BENCHMARKS.md): on 2048 rows of 131072 bf16 logits the hints
-take the same kernel from 68% to 80% of the copy bandwidth; blocks of 16384 columns and 16 warps for rows up
-to 32768, 32768 and 32 warps beyond, were the best of the configurations tried; a persistent grid and
-kernels that split a row over programs that swap statistics were slower."""
+for pass 2; pass 2's loads and the gradient's stores are marked evict_first. Measured on an H100, 2026-11-23
+(benchmarks/ch06_ce_bench.py, ch06_ce_hints.py; archived run gpu_2026-11-23_s4): on 2048 rows of 131072 bf16 logits
+the hints take the same kernel from 68% to 80% of the copy bandwidth; blocks of 16384 columns and 16 warps for rows
+up to 32768, 32768 and 32 warps beyond, were the best of the configurations tried; a persistent grid and kernels
+that split a row over programs that swap statistics were slower."""
 import triton
 import triton.language as tl
 
