@@ -6,7 +6,7 @@ compressed file (benchmarks/runs/runs.tar.xz), read by the tests and tools that 
     python -m benchmarks.archive --extract DIR
 
 A run keeps the path it had in the tree (benchmarks/gpu_<date>_<run>/<step>/...), so a citation reads the same as
-before the folders left the tree: `read("benchmarks/gpu_2026-11-29_s24/b/b1.json")`. Add a new run as data
+before the folders left the tree: `read("benchmarks/gpu_<date>_<run>/<step>/<file>")`. Add a new run as data
 (benchmarks/results/, a test's data file) instead: the archive is closed history.
 """
 from __future__ import annotations
