@@ -52,3 +52,34 @@ def test_result_files_keep_the_fields():
         assert Verdict.from_json(d) == v
     long = failed("ch01.safe_softmax", "correctness", "x" * 9000).to_json(limit=4000)
     assert len(long["detail"]) == 4000 and long["message"] == long["detail"]
+
+
+def test_the_judge_decides_a_timed_check_from_its_measurement(monkeypatch):
+    """grading._timed on a simulated GPU (the measurement stubbed: no GPU here): below the bar fails with the
+    measurement, at the bar passes, above the roofline's limit fails as skipped work, a wrong kernel is not timed."""
+    from course import mode
+
+    from autograder import grading, registry
+    ex = registry.get("ch01.softmax_triton")
+    monkeypatch.setattr(mode, "GPU", True)
+    monkeypatch.setattr(grading, "threshold_for", lambda e, c: 0.74)
+    monkeypatch.setattr(grading, "calibrated_here", lambda e, c: False)
+    right = passed(ex.id, "correctness", "3 cases passed")
+    monkeypatch.setattr(grading, "run_check", lambda *a: right)
+
+    def timed(gbps):
+        m = {"gbps": gbps, "copy_gbps": 3000.0, "fraction": gbps / 3000.0, "device": "NVIDIA H100 80GB HBM3",
+             "shape": list(ex.bench.shape), "model": "2 · rows · cols · 4 B", "ms": 0.2, "rounds": 500, "sets": 2,
+             "overhead": 0.0003, "graph": True}
+        monkeypatch.setattr(grading, "measure_bandwidth", lambda *a, **k: m)
+        return grading._timed(ex, "bandwidth", None, 0)
+
+    slow, enough = timed(2000.0), timed(2250.0)
+    assert slow.kind is Kind.FAILED and slow.measurement.need == 0.74 and slow.detail == ""
+    assert enough.passed and enough.measurement.value == 2250.0 and enough.render().startswith("2250 GB/s = 75% of")
+    skipped = timed(3000.0 * (ex.bench.max_fraction + 0.01))
+    assert skipped.kind is Kind.FAILED and skipped.detail.startswith("faster than the roofline allows")
+    monkeypatch.setattr(grading, "run_check", lambda *a: failed(ex.id, "correctness", "y[0, 0] = nan"))
+    wrong = timed(2220.0)
+    assert wrong.kind is Kind.FAILED and wrong.measurement is None
+    assert wrong.render() == "not timed: the kernel must first pass its correctness check: y[0, 0] = nan"
