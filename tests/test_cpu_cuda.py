@@ -126,6 +126,15 @@ def test_half_bfloat16_and_early_return():
     assert torch.equal(back[:n], torch.zeros(n)) and torch.equal(back[n:], torch.full((24,), 7.0))
 
 
+def test_abs_of_a_float_is_the_float_abs():
+    """abs(float) is CUDA's float overload on both layers (C's abs(int) would make abs(0.25f) 0 on the CPU one)."""
+    src = 'extern "C" __global__ void k(const float* x, float* y) { y[threadIdx.x] = abs(x[threadIdx.x]); }'
+    x = torch.tensor([0.25, -1.5, -0.75, 3.0], device=D)
+    y = torch.zeros(4, device=D)
+    run(src, "k", 1, 4, (x, y))
+    assert torch.equal(y.cpu(), x.cpu().abs())
+
+
 @cpu_only
 def test_softmax_1024x1024_is_fast_enough():
     src = open("kernels_ref/ch01_softmax/softmax_3pass.cu").read()

@@ -602,6 +602,7 @@ inline unsigned __float_as_uint(float f) { unsigned i; std::memcpy(&i, &f, 4); r
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+using std::abs;  // abs(float) as in CUDA (without it, C's abs(int) truncates 0.25f to 0)
 using std::max;
 using std::min;
 inline float max(float a, int b) { return std::max(a, (float)b); }
