@@ -96,6 +96,26 @@ def _names_used(code: types.CodeType) -> set[str]:
     return names
 
 
+def _literal(obj, depth: int = 0) -> bool:
+    """Is `obj` plain data that its repr() rebuilds exactly: bool, int, float, str, None, and tuples, lists and dicts
+    of them (nested a few levels)?"""
+    if isinstance(obj, (bool, int, float, str, type(None))):
+        ok = True
+    elif isinstance(obj, (tuple, list)) and depth < 4 and len(obj) <= 100_000:
+        ok = all(_literal(v, depth + 1) for v in obj)
+    elif isinstance(obj, dict) and depth < 4 and len(obj) <= 100_000:
+        ok = all(_literal(k, depth + 1) and _literal(v, depth + 1) for k, v in obj.items())
+    else:
+        return False
+    if not ok or depth:
+        return ok
+    import ast
+    try:
+        return ast.literal_eval(repr(obj)) == obj
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False  # nan, inf: repr is not a literal
+
+
 def cells_from_namespace(ns: dict, names) -> list[Cell]:
     """The sources of `names` in a live namespace and, first, of what they use."""
     from course.cuda import CompileFailed, CudaKernel, DeviceFunction, _StubKernel, libraries_used
@@ -152,7 +172,7 @@ def cells_from_namespace(ns: dict, names) -> list[Cell]:
             mod = obj.__name__
             line = f"import {mod}" if mod == name else f"import {mod} as {name}"
             cells.append(Cell("python", line, name))
-        elif isinstance(obj, (bool, int, float, str)):
+        elif _literal(obj):  # a number, a string, or a table of them (e.g. an exercise's given constants)
             cells.append(Cell("python", f"{name} = {obj!r}", name))
         elif required:
             raise MissingName(f"`{name}` is a {type(obj).__name__}; the grader expects a function or kernel")

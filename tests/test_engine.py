@@ -118,6 +118,21 @@ def test_namespace_closure_collects_helpers_and_constants(tmp_path):
         cells_from_namespace(ns, ["nothing_here"])
 
 
+def test_namespace_closure_sends_tables_of_constants(tmp_path):
+    """A function using a given table (tuples of ints, as Chapter 6's TAYLOR_Q31) gets it; what repr() cannot
+    rebuild (a float nan in a tuple, an array) is not sent as a literal."""
+    ns = load([Cell("python", textwrap.dedent("""
+        TABLE = (1, 2, (3, 4), [5, -6])
+        NAMES = {"a": 1.5, "b": "x"}
+        ODD = (float("nan"),)
+        def f(i):
+            return TABLE[i], NAMES, ODD
+    """), "nb")], str(tmp_path))
+    text = "\n".join(c.source for c in cells_from_namespace(ns, ["f"]))
+    assert "TABLE = (1, 2, (3, 4), [5, -6])" in text and "NAMES = {'a': 1.5, 'b': 'x'}" in text
+    assert "ODD =" not in text
+
+
 @pytest.mark.parametrize("body,expect,kind", [
     ("import os\ndef safe_softmax(x):\n    os.abort()\n", "died", Kind.DIED),  # a crash
     ("def safe_softmax(x):\n    return x.nope\n", "AttributeError", Kind.FAILED),  # an exception, shown
