@@ -145,8 +145,8 @@ def masked_lanes():
     ax.text(n / 2, -0.45, f"cols = {n}: real lanes (stored)", ha="center", fontsize=8)
     ax.text(n + (block - n) / 2, -0.45, "masked lanes: never win the max,\nadd 0 to the sum, not stored",
             ha="center", fontsize=8, color=C[3])
-    ax.text(block / 2, 4.45, f"BLOCK = {block} (next power of two >= cols);  mask = offsets < cols;  M = max = {max(vals):g}",
-            ha="center", fontsize=9, weight="bold")
+    ax.text(block / 2, 4.45, f"BLOCK = {block} (next power of two >= cols);  mask = offsets < cols;  "
+            f"M = max = {max(vals):g}", ha="center", fontsize=9, weight="bold")
     return fig
 
 
@@ -1087,7 +1087,8 @@ def littles_law():
 
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, masked_lanes, smem_banks, butterfly,
                                      addressing_schemes, two_level_reduction, littles_law,
-                                     online_softmax, merge_states, held_split, cluster_exchange, flash_tiles, welford_chan,
+                                     online_softmax, merge_states, held_split, cluster_exchange, flash_tiles,
+                                     welford_chan,
                                      fusion_trips, norm_placement, double_rounding,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
                                      register_budget, wait_placement)}
