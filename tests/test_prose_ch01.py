@@ -142,3 +142,21 @@ def test_ch01_register_count_of_a_straightforward_solution():
         pytest.skip(f"NVRTC unavailable: {e}")
     assert re.search(rf"softmax_3pass: {int(regs)} registers", mod.summary()), mod.summary()
     assert blocks == 65536 // (regs * 256) and mib == round(132 * blocks * 32 / 1024)
+
+
+def test_ch01_expf_below_the_normal_range_measured():
+    """The __expf fold-out: on an H200, as a %%cuda cell compiles, e^-100 is the nearest subnormal and only
+    below -103.97 is the result 0; with -ftz (CuPy's RawModule) it is 0 below 2^-126
+    (benchmarks/claims_probe.py, benchmarks/evidence/claims_h200_2026-12-01.json)."""
+    d = load("benchmarks/evidence/claims_h200_2026-12-01.json")
+    assert d["gpu"] == "NVIDIA H200"
+    e = d["expf"]
+    got, exact = quoted("ch01_softmax", r"on an H200, \$e\^\{-100\}\$ came out as \$([\d.]+) \\times 10\^\{-44\}\$, "
+                        r"the nearest subnormal to the true \$([\d.]+) \\times 10\^\{-44\}\$")
+    k = e["x"].index(-100.0)
+    assert round(e["k_fast_as_a_cuda_cell"][k] / 1e-44, 2) == got and round(e["exact"][k] / 1e-44, 2) == exact
+    step = 2.0 ** -149
+    assert abs(e["k_fast_as_a_cuda_cell"][k] - e["exact"][k]) <= step  # the nearest subnormal
+    for x, fast, ftz, ex in zip(e["x"], e["k_fast_as_a_cuda_cell"], e["k_fast_cupy_rawmodule"], e["exact"]):
+        assert (fast == 0) == (ex < step / 2), x  # 0 only where the exact value rounds to 0
+        assert (ftz == 0) == (ex < 2.0 ** -126), x  # flushed below the normal range
