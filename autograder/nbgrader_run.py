@@ -59,8 +59,8 @@ def _course_copy(tmp: str, chapter: str) -> None:
 # IsolatedRegrade in place of Execute.
 
 GUARD_MODULE = "autograder.nbgrader_run"
-JUDGE_STEP = "IsolatedRegrade"  # the name of the preprocessor that must replace Execute (autograder.nbgrader_plugins;
-# named, not imported: the plugin's module stands above this one, which class grading imports)
+JUDGE_STEP = "autograder.nbgrader_plugins.IsolatedRegrade"  # the preprocessor that must replace Execute (named,
+# not imported: the plugin's module stands above this one, which class grading imports)
 
 
 def autograde_problem(config) -> str | None:
@@ -70,9 +70,10 @@ def autograde_problem(config) -> str | None:
     if not pre:
         return ("no Autograde.autograde_preprocessors in the configuration: nbgrader's default would execute "
                 "every notebook itself (no sandbox, no judge)")
-    names = [getattr(p, "__qualname__", str(p)) if not isinstance(p, str) else p.rsplit(".", 1)[-1] for p in pre]
+    names = [p if isinstance(p, str) else f"{getattr(p, '__module__', '')}.{getattr(p, '__qualname__', p)}"
+             for p in pre]
     if any(p is Execute or (isinstance(p, type) and issubclass(p, Execute)) for p in pre if not isinstance(p, str)) \
-            or "Execute" in names:
+            or any(n.rsplit(".", 1)[-1] == "Execute" for n in names):
         return "Autograde.autograde_preprocessors contains nbgrader's Execute: it would run student code itself"
     if JUDGE_STEP not in names:
         return "Autograde.autograde_preprocessors lacks flashcourse's IsolatedRegrade (the judge's verdicts)"

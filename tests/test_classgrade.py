@@ -337,7 +337,13 @@ def _planted(root: str, marker: str) -> None:
                                     "from nbgrader.preprocessors import Execute, SaveAutoGrades\n"
                                     "from autograder.nbgrader_plugins import IsolatedRegrade\n"
                                     "c = get_config()\n"
-                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]\n"
+                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]"
+                                    "\n",
+                                    "from nbconvert.preprocessors import Preprocessor\n"
+                                    "from nbgrader.preprocessors import SaveAutoGrades\n"
+                                    "class IsolatedRegrade(Preprocessor):\n    pass\n"
+                                    "c = get_config()\n"
+                                    "c.Autograde.autograde_preprocessors = [IsolatedRegrade, SaveAutoGrades]\n"
                                     ])
 def test_a_course_without_its_config_is_refused_before_anything_runs(tmp_path, config):
     """Without the course's nbgrader_config.py (or with one whose autograde would execute notebooks itself)
@@ -350,8 +356,9 @@ def test_a_course_without_its_config_is_refused_before_anything_runs(tmp_path, c
             f.write(config)
     marker = str(tmp_path / "ran-on-the-host")
     _planted(root, marker)
-    why = {None: "has no nbgrader_config.py", "c = ": "no Autograde.autograde_preprocessors"}.get(
-        config if config is None else config[:4], "contains nbgrader's Execute")
+    why = ("has no nbgrader_config.py" if config is None else "no Autograde.autograde_preprocessors"
+           if config.startswith("c = ") else "lacks flashcourse's IsolatedRegrade" if "class IsolatedRegrade" in config
+           else "contains nbgrader's Execute")
     for args in (("autograde", CH, "--course-dir", root), ("autograde", CH, "--course-dir", root, "--shard", "0/2"),
                  ("collect", CH, "--course-dir", root)):
         r = _flashcourse(*args, cwd=str(tmp_path))
