@@ -2,7 +2,7 @@
 
 flashcourse's plugins: CUDA stubs in %%cuda cells when releasing, and the isolated
 regrade of every check() test cell when autograding, and a readable feedback page for
-`nbgrader generate_feedback` (autograder/nbgrader_plugins.py, autograder/nbgrader_templates/).
+`nbgrader generate_feedback` (autograder/nbgrader/plugins.py, autograder/nbgrader/templates/).
 """
 import os
 import sys
@@ -16,7 +16,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties, CheckCellMetadata, ClearSolutions, GetGrades, IgnorePattern, LimitOutput,
     SaveAutoGrades)
 
-from autograder.nbgrader_plugins import (  # noqa: E402
+from autograder.nbgrader.plugins import (  # noqa: E402
     ClearSolutionsCuda, FeedbackExporter, FeedbackPage, IsolatedRegrade)
 
 c = get_config()  # noqa: F821
@@ -30,7 +30,7 @@ c.GenerateAssignment.preprocessors = [
 ]
 # No Execute step: nbgrader would run the whole submission in this process's environment, with the
 # instructor's rights. IsolatedRegrade has the judge grade every check() on the solution cells, which
-# a sandboxed runner executes (autograder/runner.py, autograder/sandbox.py).
+# a sandboxed runner executes (autograder/judge/session.py, autograder/boundary/sandbox.py).
 c.Autograde.autograde_preprocessors = [
     IsolatedRegrade, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,

@@ -1,4 +1,4 @@
 """flashcourse grading engine: one registry of exercises, each check in its own process."""
-from .notebook import check  # noqa: F401
+from autograder.notebook import check  # noqa: F401
 
 __all__ = ["check"]

@@ -8,7 +8,7 @@ need a GPU print that they are skipped, so Run All completes on a laptop.
 
 While nbgrader autogrades (it sets NBGRADER_EXECUTION=autograde around that pass, and
 only then), the grade comes from the same checks run on the notebook file itself (see
-autograder.nbgrader_plugins), so nothing a notebook does to its own kernel can change it.
+autograder.nbgrader.plugins), so nothing a notebook does to its own kernel can change it.
 """
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ def grading() -> bool:
 def check(exercise_id: str, check_name: str = "correctness", namespace: dict | None = None) -> None:
     from course import mode
 
-    from . import registry
-    from .exercise import TIMED_CHECKS
-    from .runner import run_check
-    from .submission import MissingName, cells_from_namespace
+    from autograder.declare import registry
+    from autograder.declare.exercise import TIMED_CHECKS
+    from autograder.judge.session import run_check
+    from autograder.declare.submission import MissingName, cells_from_namespace
     from course.errors import NotImplementedYet
 
     ex = registry.get(exercise_id)

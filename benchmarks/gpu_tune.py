@@ -7,8 +7,9 @@ kernel up to 32k columns, torch.softmax, all as % of a copy measured in the same
 
 import torch  # noqa: E402
 
-from autograder import registry  # noqa: E402
-from autograder.grading import measure_bandwidth  # noqa: E402
+from autograder.declare import registry  # noqa: E402
+from autograder.judge.grading import measure_bandwidth  # noqa: E402
+from autograder.runner.local import LocalRunner
 from course import timing  # noqa: E402
 from kernels_ref.bench import namespace, reference_source  # noqa: E402
 
@@ -22,7 +23,7 @@ def main():
             src = reference_source(tri).replace("BLOCK = min(triton.next_power_of_2(cols), 4096)",
                                                 f"BLOCK = min(triton.next_power_of_2(cols), {block})")
             src = src.replace("num_warps=8)", f"num_warps={warps})")
-            m = measure_bandwidth(tri, namespace(tri, src, tmp), 0, audited=False)
+            m = measure_bandwidth(tri, LocalRunner(namespace(tri, src, tmp)), 0, audited=False)
             print(f"{dev} | triton online BLOCK={block} warps={warps} {tuple(m['shape'])}: "
                   f"{m['gbps']:.0f} GB/s = {100 * m['fraction']:.1f}% of copy {m['copy_gbps']:.0f}", flush=True)
         onchip = registry.get("ch01.softmax_triton")
@@ -31,7 +32,7 @@ def main():
             for name, ex, n in [("on-chip (ch01 Triton)", onchip, ns),
                                 ("online Triton", tri, namespace(tri, reference_source(tri), tmp))]:
                 try:
-                    m = measure_bandwidth(ex, n, 0, audited=False, shape=shape)
+                    m = measure_bandwidth(ex, LocalRunner(n), 0, audited=False, shape=shape)
                     print(f"{dev} | {name} {shape}: {m['gbps']:.0f} GB/s = {100 * m['fraction']:.1f}% of copy "
                           f"{m['copy_gbps']:.0f}", flush=True)
                 except Exception as e:  # noqa: BLE001

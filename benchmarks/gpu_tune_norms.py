@@ -7,8 +7,9 @@ import tempfile
 
 import torch  # noqa: E402
 
-from autograder import registry  # noqa: E402
-from autograder.grading import measure_bandwidth  # noqa: E402
+from autograder.declare import registry  # noqa: E402
+from autograder.judge.grading import measure_bandwidth  # noqa: E402
+from autograder.runner.local import LocalRunner
 from kernels_ref.bench import namespace, reference_source  # noqa: E402
 
 
@@ -19,7 +20,7 @@ def main():
         for vec in (8, 4, 2):
             src = reference_source(ln).replace("#define LN_VEC 8", f"#define LN_VEC {vec}")
             for shape in ((16384, 4096), (65536, 1024), (16384, 1024), (4096, 8192)):
-                m = measure_bandwidth(ln, namespace(ln, src, tmp), 0, audited=False, shape=shape)
+                m = measure_bandwidth(ln, LocalRunner(namespace(ln, src, tmp)), 0, audited=False, shape=shape)
                 print(f"{dev} | layernorm LN_VEC={vec} {shape}: {m['gbps']:.0f} GB/s = {100 * m['fraction']:.1f}% "
                       f"of copy {m['copy_gbps']:.0f}", flush=True)
 

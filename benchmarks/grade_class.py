@@ -3,7 +3,7 @@
     python benchmarks/grade_class.py CH --students N [--jobs J] [--mix blank|all] [--json OUT] [--keep DIR]
 
 The class: N students cycling through the chapter's solution notebook, its blank release and, with
-`--mix all`, every known-wrong, attack and variant submission (autograder/submissions/CH). Prints the
+`--mix all`, every known-wrong, attack and variant submission (submissions/CH). Prints the
 seconds of grading (parallel; `grade_s`), of the collecting left once grading ended (`collect_s`: nbgrader's
 autograde replaying the results into the gradebook runs in batches while the class is graded, see
 classgrade.Collector; this is the final batch and the summary) and from start to a complete gradebook
@@ -34,10 +34,10 @@ import time
 
 import nbformat  # noqa: E402
 
-from autograder import classgrade, nbtext  # noqa: E402
-from autograder.nbgrader_run import _course_copy, _nbgrader  # noqa: E402
-from autograder.submissions import for_chapter  # noqa: E402
-from autograder.validate import _grade_cells, _runs_here, _scores  # noqa: E402
+from autograder.instructor import classgrade, nbtext  # noqa: E402
+from autograder.nbgrader.run import _course_copy, _nbgrader  # noqa: E402
+from autograder.instructor.submissions import for_chapter  # noqa: E402
+from autograder.instructor.validate import _grade_cells, _runs_here, _scores  # noqa: E402
 
 
 class _Progress(io.StringIO):

@@ -40,9 +40,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import course  # noqa: E402
-from autograder import registry  # noqa: E402
-from autograder.exercise import Case  # noqa: E402
-from autograder.submission import notebook_part  # noqa: E402
+from autograder.declare import registry  # noqa: E402
+from autograder.declare.exercise import Case  # noqa: E402
+from autograder.declare.submission import notebook_part  # noqa: E402
 from course import timing  # noqa: E402
 from course.cuda import compile_cuda  # noqa: E402
 

@@ -31,7 +31,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import sweeplib  # noqa: E402
-from autograder import registry  # noqa: E402
+from autograder.declare import registry  # noqa: E402
 from kernels_ref import report  # noqa: E402
 
 CASES = [report.Case("softmax", (16384, 4096), "bfloat16"), report.Case("rmsnorm", (16384, 4096), "bfloat16"),

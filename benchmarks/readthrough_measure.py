@@ -2,7 +2,7 @@
 
 (a) Chapter 3 exercise 4 at its timed shape (4096 x 2048 float32): the warp-per-row online softmax written the two-pass
     way only (no row-in-registers path), one float and one float4 at a time, next to the reference and to the variant
-    that follows the text without its options (autograder/submissions/ch03_online_softmax/
+    that follows the text without its options (submissions/ch03_online_softmax/
     variant_warp_registers_md_push.py), as % of a copy of as many bytes; L2 flushed before each call (as
     course.timing does) and, for comparison, not flushed (the 32 MiB input then stays in L2 between calls).
 (b) memory latency: one thread follows a random chain of indices (each load's address is the previous load's value),
@@ -18,7 +18,7 @@
     float32 per input, rows from 1024 to 262 144 columns. `hidden` = the share of the second read's time that did not
     show: 1 - (t_twice - t_once) / (t_once / 2), t_once/2 being one read's worth of the once-kernel's traffic.
 (e) Chapter 4 exercise 2 at its throughput shape (B 4, H 32, T 4096, D 128, causal, bfloat16): the reference and the
-    variant written as the text describes it (autograder/submissions/ch04_flash_attention/
+    variant written as the text describes it (submissions/ch04_flash_attention/
     variant_triton_taught_order.py), in TFLOP/s and as a multiple of PyTorch's SDPA flash backend (the check's
     baseline; its bar is 0.90x).
 
@@ -132,7 +132,7 @@ extern "C" __global__ void online_softmax_warp(const float* __restrict__ x, floa
 
 
 def _taught_variant() -> str:
-    from autograder.submissions import for_chapter
+    from autograder.instructor.submissions import for_chapter
     w = next(s for s in for_chapter("ch03_online_softmax") if s.name == "variant_warp_registers_md_push")
     return w.apply(WARP_REF)
 
@@ -390,7 +390,7 @@ def _load_patched(rel: str, chapter: str, variant: str, name: str):
     import importlib.util
     import tempfile
 
-    from autograder.submissions import for_chapter
+    from autograder.instructor.submissions import for_chapter
     w = next(s for s in for_chapter(chapter) if s.name == variant)
     path = os.path.join(tempfile.mkdtemp(prefix="readthrough-"), f"{name}.py")
     with open(path, "w") as f:

@@ -16,7 +16,7 @@ def _choose() -> str:
     if want not in _VALID:
         raise ValueError(f"FLASHCOURSE_MODE={want!r}: use one of {', '.join(_VALID)}")
     # A forced mode needs no probe (the probe initialises the CUDA driver, and a process that forks runners,
-    # autograder.zygote, must not: CUDA does not work in a child forked after that). Forced GPU mode is still
+    # autograder.runner.zygote, must not: CUDA does not work in a child forked after that). Forced GPU mode is still
     # checked, unless FLASHCOURSE_MODE_PROBED=1 says a parent process (the grader) has just checked it.
     if want == "cpu" or (want == "gpu" and os.environ.get("FLASHCOURSE_MODE_PROBED") == "1"):
         return want

@@ -6,7 +6,7 @@ it into the source notebook, so notebook and reference cannot drift.
 """
 import os
 
-from autograder.submission import NOTEBOOK_MARKERS as MARKERS, notebook_part  # noqa: F401  (one definition)
+from autograder.declare.submission import NOTEBOOK_MARKERS as MARKERS, notebook_part  # noqa: F401  (one definition)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 

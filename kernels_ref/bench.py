@@ -17,10 +17,11 @@ import torch
 import torch.nn.functional as F
 
 import course
-from autograder import registry
-from autograder.grading import Failure, measure_bandwidth
-from autograder.submission import cell_from_text, load
-from autograder.submissions import for_chapter
+from autograder.declare import registry
+from autograder.judge.grading import Failure, measure_bandwidth
+from autograder.runner.local import LocalRunner
+from autograder.declare.submission import cell_from_text, load
+from autograder.instructor.submissions import for_chapter
 from kernels_ref import notebook_part
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -156,7 +157,7 @@ def main() -> int:
             for shape in shapes:
                 for name, src in variants:
                     try:
-                        m = measure_bandwidth(ex, namespace(ex, src, tmp), 0, audited=False, shape=shape)
+                        m = measure_bandwidth(ex, LocalRunner(namespace(ex, src, tmp)), 0, audited=False, shape=shape)
                     except Failure as e:
                         m = {"exercise": ex.id, "shape": list(shape), "error": str(e)[:200]}
                     except Exception as e:  # noqa: BLE001  (a fast reference that cannot load: say so, go on)

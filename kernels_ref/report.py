@@ -8,9 +8,9 @@ kernel's output is first checked by its exercise against the float64 reference (
     python -m kernels_ref.report [--json PATH] [--no-render] [--ptxas torch|triton]
     python -m kernels_ref.report --only KERNEL,... --json PATH --no-render [--ptxas torch|triton]
 
-Writes benchmarks/results/<gpu>.json (the format: autograder.bench_report), then the plots and BENCHMARKS.md's
-section from every report there. A peer that is not installed (Liger-Kernel: the `bench` extra, or its wheel) or
-that fails on a shape gets a record with its error instead of numbers.
+Writes benchmarks/results/<gpu>.json (the format: autograder.instructor.bench_report), then the plots and
+BENCHMARKS.md's section from every report there. A peer that is not installed (Liger-Kernel: the `bench` extra, or
+its wheel) or that fails on a shape gets a record with its error instead of numbers.
 
 One ptxas compiles every Triton kernel of the report (see pin_ptxas), and the JSON's "versions" names it.
 """
@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import torch
 
 import course
-from autograder import bench_report, registry
-from autograder.exercise import Case as ExCase
+from autograder.instructor import bench_report
+from autograder.declare import registry
+from autograder.declare.exercise import Case as ExCase
 from kernels_ref.bench import TORCH_OPS, fast_reference_source, namespace, reference_source
 
 EPS = 1e-5  # the exercises' eps, as in TORCH_OPS

@@ -30,8 +30,8 @@ for step in "$@"; do
     # quiet checks 6 submissions at a time, timed checks one at a time on a quiet GPU
     engine|all) python3 tests/test_gpu_engine.py $chs 2>&1 | tee -a "$OUT/engine.log" \
                   | grep -E "^BAD|bandwidth|throughput|as expected" ;;&
-    validate|all) PATH=$PATH python3 -m autograder.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
-    grading|all) python3 -m autograder.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
+    validate|all) PATH=$PATH python3 -m autograder.instructor.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
+    grading|all) python3 -m autograder.instructor.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
     lowp|all) python3 -m benchmarks ch06_lowp_bench "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&
     ce|all) python3 -m benchmarks ch06_ce_bench "$OUT/ch06_ce.json" 2>&1 | tee -a "$OUT/ce.log"
@@ -49,7 +49,7 @@ for step in "$@"; do
                  -k "${ATTN_K:-on_hopper or fp16 or falls_back or seam or three_consumers or softmax_variants}" 2>&1 \
                  | tee "$OUT/attention.log" | tail -6 ;;
     readthrough) python3 -m benchmarks readthrough_measure "$OUT/readthrough.json" 2>&1 | tee "$OUT/readthrough.log" | tail -5 ;;
-    mutgpu) python3 -m autograder.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
+    mutgpu) python3 -m autograder.instructor.cli mutate $chs --gpu-recheck --jobs ${JOBS:-4} 2>&1 | tee -a "$OUT/mutgpu.log" \
               | grep -v "^killed" | tail -40
             mkdir -p "$OUT/mutation" && cp benchmarks/mutation/gpu/*.json "$OUT/mutation/" ;;
     class|all) ( while sleep 5; do echo "--- $(date +%T)"; nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory \

@@ -1,5 +1,6 @@
-"""The shape of autograder/: no import cycles (function-local imports count: they hide a cycle, they do not break
-it), and no code that reads a verdict back out of its sentence (verdicts are data: autograder.verdict)."""
+"""The shape of autograder/: its folders are the trust roles (autograder/layout.py) and each role imports only the
+roles below it; no import cycles (function-local imports count: they hide a cycle, they do not break it); and no code
+that reads a verdict back out of its sentence (verdicts are data: autograder.judge.verdict)."""
 import ast
 import os
 import re
@@ -80,8 +81,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_function_local_imports():
     g = import_graph()
-    assert "autograder.runner" in g["autograder.testcells"]  # imported inside grade()
-    assert "autograder.grading" in g["autograder.runner"]  # imported inside Session.check
+    assert "autograder.judge.session" in g["autograder.judge.testcells"]  # imported inside grade()
+    assert "autograder.judge.grading" in g["autograder.judge.session"]  # imported inside Session.check
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -89,6 +90,46 @@ def test_autograder_has_no_import_cycle():
     found = cycles(import_graph())
     assert not found, "import cycles in autograder/ (function-local imports included): " + "; ".join(
         " <-> ".join(c) for c in found)
+
+
+# Which roles each role may import (besides itself, autograder.layout and the package's __init__). The judge and the
+# runner stand side by side on the boundary and the declarations and never import each other: the judge starts the
+# runner's programs by name and is handed a runner; a runner reports facts the judge checks.
+ROLES = {
+    "declare": {"boundary"},
+    "boundary": set(),
+    "judge": {"declare", "boundary"},
+    "runner": {"declare", "boundary"},
+    "notebook": {"declare", "boundary", "judge"},  # the live check(): asks a judge from the student's kernel
+    "nbgrader": {"declare", "boundary", "judge", "instructor"},
+    "instructor": {"declare", "boundary", "judge", "runner", "nbgrader"},
+}
+
+
+def _role(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] not in ("layout",) else None
+
+
+def test_every_module_has_a_role():
+    assert {_role(m) for m in _modules()} - {None} == set(ROLES), "a module outside the roles of autograder/layout.py"
+
+
+def test_each_role_imports_only_the_roles_below_it():
+    wrong = [f"{m} imports {t}" for m, targets in import_graph().items() for t in targets
+             if _role(m) and _role(t) and _role(t) != _role(m) and _role(t) not in ROLES[_role(m)]]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_judge_imports_nothing_of_the_runner():
+    assert not [t for m, ts in import_graph().items() if m.startswith("autograder.judge") for t in ts
+                if t.startswith("autograder.runner")]
+    g = import_graph()
+    assert "autograder.boundary.guards" in g["autograder.judge.grading"]  # the detector sees the judge's imports
+
+
+def test_the_role_test_catches_a_wrong_arrow():
+    assert "judge" not in ROLES["runner"] and "runner" not in ROLES["judge"] and "instructor" not in ROLES["judge"]
 
 
 # A verdict is read by its fields (kind, measurement, ...), never parsed out of its sentence.
@@ -128,8 +169,6 @@ def test_the_parsing_detector_finds_what_it_must():
 def test_no_verdict_is_parsed_back_from_its_sentence():
     found = []
     for name, path in _modules().items():
-        if ".submissions" in name:  # known-wrong submissions and attacks: student code, not the grader's
-            continue
         with open(path) as f:
             found += [f"{os.path.relpath(path, ROOT)}:{n}: {line}" for n, line in verdict_parsing(f.read())]
-    assert not found, "verdicts are data (autograder.verdict): read their fields\n" + "\n".join(found)
+    assert not found, "verdicts are data (autograder.judge.verdict): read their fields\n" + "\n".join(found)

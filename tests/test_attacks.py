@@ -1,5 +1,5 @@
 """Attacks on the grader that need more than a patched notebook cell to show (the cell-level ones are
-known-wrong submissions, autograder/submissions/CH/attack_*.py, graded end to end by validate).
+known-wrong submissions, submissions/CH/attack_*.py, graded end to end by validate).
 
 Each must cost exactly the attacker's own exercise and leave the judge, the course directory and
 other exercises untouched."""
@@ -11,10 +11,11 @@ import time
 import numpy as np
 import pytest
 
-from autograder import runner, sandbox
-from autograder.runner import ROOT
-from autograder.runner import Session
-from autograder.submission import Cell
+from autograder.judge import session as runner
+from autograder.boundary import sandbox
+from autograder.judge.session import ROOT
+from autograder.judge.session import Session
+from autograder.declare.submission import Cell
 
 GOOD = Cell("python", textwrap.dedent("""
     def safe_softmax(x):
@@ -83,7 +84,7 @@ def test_runner_cannot_write_the_course_or_see_solutions():
         import os
         def safe_softmax(x):
             found = []
-            for p in ({os.path.join(ROOT, 'autograder', 'grading.py')!r}, {os.path.join(ROOT, 'README.md')!r}):
+            for p in ({os.path.join(ROOT, 'autograder', 'judge', 'grading.py')!r}, {os.path.join(ROOT, 'README.md')!r}):
                 try:
                     open(p, "a").close()
                     found.append("wrote " + p)
@@ -97,7 +98,7 @@ def test_runner_cannot_write_the_course_or_see_solutions():
                 found.append("imported kernels_ref")
             except ImportError:
                 pass
-            import autograder.exercises.ch01_softmax as grader
+            import autograder.declare.exercises.ch01_softmax as grader
             if hasattr(grader, "reference") or hasattr(grader, "verify"):
                 found.append("the judge's reference or check is callable")
             if found:
@@ -229,10 +230,10 @@ def test_an_output_the_wire_cannot_carry_fails_only_its_check():
 
 
 def test_a_replaced_output_factory_cannot_switch_the_guards_off():
-    from autograder.bench_grading import _cells
+    from autograder.instructor.bench_grading import _cells
     solution = next(c for c in _cells(os.path.join(ROOT, "source/ch01_softmax/ch01_softmax.ipynb"))
                     if c.origin == "softmax_triton")
-    cheat = Cell("python", "import autograder.execute as _ex\n"
+    cheat = Cell("python", "import autograder.runner.execute as _ex\n"
                  "_ex.Outputs.tensor = lambda self, shape, dtype: torch.empty(shape, dtype=dtype)\n"
                  + solution.source, "softmax_triton")
     r = runner.run_check("ch01.softmax_triton", "correctness", [cheat])
@@ -242,7 +243,7 @@ def test_a_replaced_output_factory_cannot_switch_the_guards_off():
 def test_wire_never_follows_links_or_reads_fifos(tmp_path):
     import pytest as _pytest
 
-    from autograder import wire
+    from autograder.boundary import wire
     os.mkfifo(tmp_path / "f.bin")
     os.symlink("/etc/hostname", tmp_path / "l.bin")
     t0 = time.monotonic()
@@ -259,13 +260,13 @@ def test_wire_never_follows_links_or_reads_fifos(tmp_path):
 
 
 def test_the_judge_maps_nothing_a_runner_names_and_reads_its_arena_only_where_it_lent_it(tmp_path):
-    """GPU buffers cross by CUDA IPC from the judge to a runner only (autograder.gpushare): an answer that
+    """GPU buffers cross by CUDA IPC from the judge to a runner only (autograder.boundary.gpushare): an answer that
     names a lent buffer (a handle) is refused, and an output placed in the lent arena is read from inside it,
     aligned, never twice over the same bytes, and copied out at once (the runner may write there later)."""
     import pytest as _pytest
     import torch
 
-    from autograder import wire
+    from autograder.boundary import wire
     with _pytest.raises(wire.WireError, match="unknown entry"):  # a handle in an answer: never opened
         wire.decode({"lent": "00" * 64, "size": 1 << 21, "lib": "torch", "dtype": "float32", "shape": [4]},
                     str(tmp_path), arena=(torch.zeros(1024, dtype=torch.uint8), []))
@@ -485,7 +486,7 @@ def test_behaving_well_only_when_called_again_gains_nothing():
 
 @needs_gpu
 def test_gpu_buffers_are_lent_by_cuda_ipc_and_an_address_cache_gains_nothing():
-    """On a GPU the judge lends its own buffers (autograder.gpushare): inputs and the output arena cross by
+    """On a GPU the judge lends its own buffers (autograder.boundary.gpushare): inputs and the output arena cross by
     CUDA IPC, not through files. A lent buffer is reused for the next case of the same size, so a kernel that
     keys a cache on input addresses hands back the previous case's answer and fails."""
     good = _triton("""
@@ -518,14 +519,15 @@ def test_gpu_buffers_are_lent_by_cuda_ipc_and_an_address_cache_gains_nothing():
         assert not r.passed, r.message
 
 
-# Answering the judge for the worker (autograder/submissions/ch01_softmax/attack_forged_reply.py): the wrapper has no
+# Answering the judge for the worker (submissions/ch01_softmax/attack_forged_reply.py): the wrapper has no
 # kernel (the audit's finding) and writes its own answer, audit clean, into the worker's reply channel.
 FORGE = """
     import os, sys
     _CHANNEL = []
 
     def _forge(y, take):
-        from autograder import wire, worker
+        from autograder.boundary import wire
+        from autograder.runner import worker
         seen, f = {}, sys._getframe()
         while f is not None:  # the worker's variables: its reply fd, the request, its outputs
             for k in ("reply_fd", "req", "directory", "outs"):
@@ -589,8 +591,8 @@ def test_the_tamper_check_sees_swapped_code_and_shadowed_methods():
     and named; data that torch.cuda changes as it works (not callables) is not tampering."""
     import torch
 
-    from autograder import tamper
-    from autograder.tamper import Snapshot
+    from autograder.runner import tamper
+    from autograder.runner.tamper import Snapshot
     from course import timing
     snap = Snapshot()
     code, kwdefaults = timing.bench.__code__, timing.bench.__kwdefaults__
@@ -683,7 +685,7 @@ def test_the_judge_unseals_the_arena_before_it_reads_the_outputs_out_of_it():
 
     import torch
 
-    from autograder import wire
+    from autograder.boundary import wire
     block = torch.zeros(1 << 16, dtype=torch.uint8)
     block[:16].view(torch.float32)[:] = 1.0  # an output of four ones at the start of the arena
     session = types.SimpleNamespace(proc=types.SimpleNamespace(arena=(block, [])), sealed=None)
@@ -698,23 +700,23 @@ def test_the_judge_unseals_the_arena_before_it_reads_the_outputs_out_of_it():
 
 
 def test_the_timed_batch_replays_and_waits_with_what_was_bound_before_the_submission():
-    """execute.replay calls the wait and CUDAGraph.replay bound first (bind_primitives), on the graph itself: a
+    """graphs.replay calls the wait and CUDAGraph.replay bound first (bind_primitives), on the graph itself: a
     `replay` attribute a submission gave the graph object, or a torch.cuda.synchronize it replaced later, is never
     called."""
-    from autograder import execute
+    from autograder.boundary import graphs
     calls = []
 
     class Graph:
         pass
     graph = Graph()
     graph.replay = lambda: calls.append("forged replay")
-    saved = execute._PRIMITIVES
-    execute._PRIMITIVES = (lambda: calls.append("wait"), lambda g: calls.append(("replay", g)))
+    saved = graphs._PRIMITIVES
+    graphs._PRIMITIVES = (lambda: calls.append("wait"), lambda g: calls.append(("replay", g)))
     try:
-        execute.replay(graph, [], 3)
+        graphs.replay(graph, [], 3)
         assert calls == ["wait"] + [("replay", graph)] * 3 + ["wait"], calls
     finally:
-        execute._PRIMITIVES = saved
+        graphs._PRIMITIVES = saved
 
 
 @needs_gpu
@@ -749,8 +751,8 @@ def test_a_runner_answering_before_its_gpu_is_done_is_caught_by_the_seal():
 
 
 def _ch01_attack(name: str) -> Cell:
-    from autograder.bench_grading import _cells
-    from autograder.submissions import for_chapter
+    from autograder.instructor.bench_grading import _cells
+    from autograder.instructor.submissions import for_chapter
     w = next(w for w in for_chapter("ch01_softmax") if w.name == name)
     solution = next(c for c in _cells(os.path.join(ROOT, "source/ch01_softmax/ch01_softmax.ipynb"))
                     if c.origin == w.cell)

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from autograder import bench_report as br
-from autograder import cli
+from autograder.instructor import bench_report as br
+from autograder.instructor import cli
 from kernels_ref import report
 
 LIGER_ERROR = "RuntimeError: Cannot launch Triton kernel since n = 131072 exceeds the recommended Triton blocksize"

@@ -4,7 +4,8 @@ import copy
 import json
 import os
 
-from autograder import calibrate, registry
+from autograder.instructor import calibrate
+from autograder.declare import registry
 
 H100 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", "benchmarks", "grading_v2_bench_h100.json")
 
@@ -79,7 +80,8 @@ def test_the_shipped_h200_bars_are_what_calibrate_writes_from_the_recorded_run(t
 def test_the_feedback_draws_the_bar_the_judge_applied_on_its_gpu():
     """The judge records the bar it applied (calibrated for an H200, shipped for an H100) in the measurement; the
     student's sentence and chart show that bar, never one looked up again."""
-    from autograder import feedback, grading
+    from autograder.instructor import feedback
+    from autograder.judge import grading
     ex = registry.get("ch06.cross_entropy_triton")
     m = {"gbps": 2315.0, "copy_gbps": 4134.0, "fraction": 2315.0 / 4134.0, "shape": [1024, 262144], "ms": 1.0,
          "model": "2 · rows · V · 2 B", "rounds": 40, "sets": 2, "overhead": 0.0002, "graph": True}

@@ -4,9 +4,9 @@ submissions by their exercises' quiet checks on the CPU execution layer: the sam
 Their speed is a GPU question (kernels_ref.bench, kernels_ref.report)."""
 import pytest
 
-from autograder import registry
-from autograder.exercise import TIMED_CHECKS
-from autograder.runner import run_check
+from autograder.declare import registry
+from autograder.declare.exercise import TIMED_CHECKS
+from autograder.judge.session import run_check
 from kernels_ref.bench import FAST_REFERENCES, chapter_cells, fast_reference_source
 
 FAST_CUDA = [ex_id for ex_id, (_, path, _) in FAST_REFERENCES.items() if path.endswith(".cu")]
@@ -42,8 +42,8 @@ def _graded(ex, ns, cols, launch=None, rows=13):
     """ex's own inputs, output buffers and verdict at (rows, cols); launch(ns, inputs, y) replaces ex.run."""
     import torch
 
-    from autograder.exercise import Case
-    from autograder.execute import Outputs
+    from autograder.declare.exercise import Case
+    from autograder.runner.execute import Outputs
     case = Case((rows, cols), "adversarial", dtype=WIDTHS[ex.id][0])
     import course
     inputs = ex.make_inputs(case, (rows, cols), torch.Generator().manual_seed(cols), course.DEVICE)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.exercise import Case
-from autograder.exercises import ch06_low_precision as ch6
-from autograder.submission import notebook_part
+from autograder.declare.exercise import Case
+from autograder.declare.exercises import ch06_low_precision as ch6
+from autograder.declare.submission import notebook_part
 
 SOLUTION = "kernels_ref/ch06_low_precision/softmax_int8.py"
 

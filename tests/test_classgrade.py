@@ -10,7 +10,7 @@ import time
 import nbformat
 import pytest
 
-from autograder import classgrade, nbtext
+from autograder.instructor import classgrade, nbtext
 
 CH = "ch01_softmax"
 SOLVED = "e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)"
@@ -88,7 +88,7 @@ def _scores(root) -> dict:
 
 
 def _flashcourse(*args, cwd, env=None):
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "autograder.instructor.cli", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=900, env=dict(os.environ, **(env or {})))
 
 
@@ -147,8 +147,8 @@ def test_killed_and_resumed_gives_the_same_gradebook(graded, tmp_path):
     _, _, want = graded
     root = make_course(str(tmp_path))
     for _ in range(1):  # killed while grading (after its first result), then left to finish
-        p = subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", CH, "--jobs", "2"], cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen([sys.executable, "-m", "autograder.instructor.cli", "autograde", CH, "--jobs", "2"],
+                             cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 300
         results = os.path.join(root, "results", CH)
         start = len(os.listdir(results)) if os.path.isdir(results) else 0
@@ -243,7 +243,7 @@ def test_gpu_lock_lets_quiet_work_share_and_timed_work_wait(tmp_path):
     log = tmp_path / "log"
     script = f"""
 import sys, time
-from autograder.classgrade import GpuLock
+from autograder.instructor.classgrade import GpuLock
 lock = GpuLock("test-{os.getpid()}")
 kind = sys.argv[1]
 with (lock.exclusive() if kind == "timed" else lock.shared()):
@@ -293,7 +293,7 @@ def test_a_submissions_timed_checks_take_the_gpu_alone_once_together():
     timed check)."""
     import contextlib
 
-    from autograder.classgrade import GpuTurns
+    from autograder.instructor.classgrade import GpuTurns
     events = []
 
     class Lock:
@@ -335,7 +335,7 @@ def _planted(root: str, marker: str) -> None:
 
 @pytest.mark.parametrize("config", [None, "c = get_config()\nc.CourseDirectory.course_id = 'x'\n",
                                     "from nbgrader.preprocessors import Execute, SaveAutoGrades\n"
-                                    "from autograder.nbgrader_plugins import IsolatedRegrade\n"
+                                    "from autograder.nbgrader.plugins import IsolatedRegrade\n"
                                     "c = get_config()\n"
                                     "c.Autograde.autograde_preprocessors = [IsolatedRegrade, Execute, SaveAutoGrades]"
                                     "\n",

@@ -6,7 +6,7 @@ import pytest
 
 def test_chapters_by_unique_prefix():
 
-    from autograder.cli import _chapters
+    from autograder.instructor.cli import _chapters
     assert _chapters(["ch02", "ch03_online_softmax"]) == ["ch02_reductions", "ch03_online_softmax"]
     with pytest.raises(SystemExit):
         _chapters(["ch0"])  # ambiguous

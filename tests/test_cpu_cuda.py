@@ -404,7 +404,7 @@ def test_shared_declarations_the_translator_rewrites():
 
 
 # Every CUDA reference solution runs clean with race detection on, launched as its exercise launches
-# it (autograder/exercises), through the same library-cell mechanism, on shapes that take each path.
+# it (autograder/declare/exercises), through the same library-cell mechanism, on shapes that take each path.
 REF = "kernels_ref/"
 
 

@@ -100,7 +100,7 @@ def test_library_cells_resolve_names_as_bound_now():
 
 
 def test_live_check_sends_library_cells_in_dependency_order():
-    from autograder.submission import cells_from_namespace
+    from autograder.declare.submission import cells_from_namespace
     from course.magic import run_cell
     ns: dict = {}
     run_cell("__device__ float twice(float v) { return 2.f * v; }", ns)

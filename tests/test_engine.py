@@ -5,13 +5,14 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import registry
-from autograder.exercises import ch01_softmax as sm
-from autograder.execute import Outputs, audit
-from autograder.grading import Failure, run_check
-from autograder.runner import run_check as run_isolated
-from autograder.submission import Cell, MissingName, cells_from_namespace, load
-from autograder.verdict import Kind
+from autograder.declare import registry
+from autograder.declare.exercises import ch01_softmax as sm
+from autograder.runner.execute import Outputs, audit
+from autograder.judge.grading import Failure, run_check
+from autograder.runner.local import LocalRunner
+from autograder.judge.session import run_check as run_isolated
+from autograder.declare.submission import Cell, MissingName, cells_from_namespace, load
+from autograder.judge.verdict import Kind
 
 EX = registry.get("ch01.safe_softmax")
 
@@ -87,14 +88,14 @@ def test_engine_grades_numpy_submissions():
             e = np.exp(x - x.max(-1, keepdims=True))
             return e / e.sum(-1, keepdims=True)
     """)
-    v = run_check(EX, "correctness", good, 0)
+    v = run_check(EX, "correctness", LocalRunner(good), 0)
     assert v.kind is Kind.PASSED and v.render().startswith("3 cases passed") and v.measurement is None, v.render()
     bad = _ns("""
         def safe_softmax(x):
             e = np.exp(x)
             return e / e.sum(-1, keepdims=True)
     """)
-    v = run_check(EX, "correctness", bad, 0)
+    v = run_check(EX, "correctness", LocalRunner(bad), 0)
     assert v.kind is Kind.FAILED and "NaN" in v.detail and v.seed is None, v.render()
 
 
@@ -151,7 +152,7 @@ def test_isolation_stops_a_hang():
 
 def test_every_exercise_is_complete():
     import os
-    from autograder.nbtext import ROOT
+    from autograder.instructor.nbtext import ROOT
     for ex in registry.all_exercises():
         assert os.path.exists(os.path.join(ROOT, ex.solution)), ex.id
         assert set(ex.cases) >= {"correctness", "hidden"}, ex.id
@@ -161,7 +162,7 @@ def test_every_exercise_is_complete():
 
 def test_monkeypatching_torch_or_the_grader_fails_the_check():
     cheat = Cell("python", textwrap.dedent("""
-        import autograder.exercises.ch01_softmax as sm
+        import autograder.declare.exercises.ch01_softmax as sm
         sm.verify = lambda *a, **k: []
         torch.isnan = lambda t: torch.zeros_like(t, dtype=torch.bool)
         def safe_softmax(x):
@@ -188,7 +189,7 @@ def test_registry_loads_whole_under_concurrent_first_use():
     import os
     import subprocess
     import sys
-    code = ("import threading\nfrom autograder import registry\nids = ['ch03.online_softmax_triton', "
+    code = ("import threading\nfrom autograder.declare import registry\nids = ['ch03.online_softmax_triton', "
             "'ch02.row_sum_cuda', 'ch01.safe_softmax'] * 8\nerrs = []\n"
             "def get(i):\n    try:\n        registry.get(i)\n    except KeyError as e:\n        errs.append(e)\n"
             "ts = [threading.Thread(target=get, args=(i,)) for i in ids]\n[t.start() for t in ts]\n"
@@ -201,8 +202,9 @@ def test_registry_loads_whole_under_concurrent_first_use():
 def test_a_gpu_too_old_for_a_dtype_skips_those_cases_for_everyone(monkeypatch):
     """Capability gating (simulated: FLASHCOURSE_CAPABILITY): bf16 cases need 8.0, fp8 output 8.9. A check
     with some cases beyond the GPU grades the others and says so; one with none it can run is "not graded"."""
-    from autograder import grading, registry
-    from autograder.runner import run_check
+    from autograder.judge import grading
+    from autograder.declare import registry
+    from autograder.judge.session import run_check
     from kernels_ref.bench import chapter_cells
     monkeypatch.setenv("FLASHCOURSE_CAPABILITY", "7.5")
     ex = registry.get("ch05.rmsnorm_triton")

@@ -16,8 +16,9 @@ import sys
 import nbformat
 import pytest
 
-from autograder import classgrade, feedback, testcells
-from autograder.verdict import Kind, Measurement, Verdict
+from autograder.instructor import classgrade, feedback
+from autograder.judge import testcells
+from autograder.judge.verdict import Kind, Measurement, Verdict
 from test_classgrade import CH, SOLVED, _cell, _release, make_course
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -81,7 +82,7 @@ def pages(tmp_path_factory):
     os.makedirs(os.path.join(root, "submitted", "eve", CH))
     nbformat.write(nb, os.path.join(root, "submitted", "eve", CH, f"{CH}.ipynb"))
     classgrade.write_atomic(os.path.join(root, "results", CH, "eve.json"), classgrade.grade_submission(root, CH, "eve"))
-    r = subprocess.run([sys.executable, "-m", "autograder.cli", "feedback", CH, "--course-dir", root],
+    r = subprocess.run([sys.executable, "-m", "autograder.instructor.cli", "feedback", CH, "--course-dir", root],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
 

@@ -7,11 +7,11 @@ Run: FLASHCOURSE_MODE=gpu python -m pytest tests/test_gpu_engine.py -v
 import pytest
 
 import course
-from autograder import registry
-from autograder.exercise import TIMED_CHECKS, grade_id_for
-from autograder.runner import run_check
-from autograder.submission import cell_from_text
-from autograder.submissions import for_chapter
+from autograder.declare import registry
+from autograder.declare.exercise import TIMED_CHECKS, grade_id_for
+from autograder.judge.session import run_check
+from autograder.declare.submission import cell_from_text
+from autograder.instructor.submissions import for_chapter
 from kernels_ref.bench import chapter_cells, reference_source
 
 pytestmark = pytest.mark.skipif(not course.GPU, reason="needs a GPU")
@@ -59,7 +59,7 @@ def main(argv) -> int:
     from collections import defaultdict
     from concurrent.futures import ThreadPoolExecutor
 
-    from autograder.runner import Session
+    from autograder.judge.session import Session
     quiet_only = "--quiet-only" in argv or not course.GPU  # skip timed checks (before thresholds exist)
     argv = [a for a in argv if not a.startswith("--")]
     chosen = [c for c in CASES if (not argv or registry.get(c[0]).chapter.startswith(tuple(argv)))

@@ -1,4 +1,4 @@
-"""Mutation testing of the grader (autograder.mutate, benchmarks/mutation/CH.json).
+"""Mutation testing of the grader (autograder.instructor.mutate, benchmarks/mutation/CH.json).
 
 Fast: the generator itself (every mutant parses or differs by tokens only, ids are unique and stable,
 the committed reports name mutants the generator still makes).
@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from autograder import mutate, registry
+from autograder.instructor import mutate
+from autograder.declare import registry
 
 CHAPTERS = sorted({ex.chapter for ex in registry.all_exercises()})
 PER_CHAPTER = int(os.environ.get("FLASHCOURSE_MUTATION_SAMPLE", "5"))

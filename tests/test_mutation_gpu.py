@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from autograder import mutate
+from autograder.instructor import mutate
 
 CHAPTERS = ("ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
             "ch06_low_precision")

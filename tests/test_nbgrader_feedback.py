@@ -14,7 +14,7 @@ import sys
 import nbformat
 import pytest
 
-from autograder import classgrade, feedback, nbtext
+from autograder.instructor import classgrade, feedback, nbtext
 from test_classgrade import CH, SOLVED, _cell, _release
 
 with open(os.path.join(nbtext.ROOT, "source", CH, f"{CH}.nb.md"), encoding="utf-8") as _f:
@@ -46,7 +46,8 @@ def course(tmp_path_factory):
                 + c.source.replace("# YOUR CODE HERE\n    raise NotImplementedError()", SOLVED))
     os.makedirs(os.path.join(root, "submitted", STUDENT, CH))
     nbformat.write(nb, os.path.join(root, "submitted", STUDENT, CH, f"{CH}.ipynb"))
-    _run([sys.executable, "-m", "autograder.cli", "autograde", CH, "--course-dir", root, "--jobs", "1"], cwd=root)
+    _run([sys.executable, "-m", "autograder.instructor.cli", "autograde", CH, "--course-dir", root, "--jobs", "1"],
+         cwd=root)
     # nbgrader's own command, in the course directory, as an instructor types it
     _run([sys.executable, "-m", "nbgrader", "generate_feedback", CH], cwd=root)
     page = os.path.join(root, "feedback", STUDENT, CH, f"{CH}.html")

@@ -5,10 +5,11 @@ import os
 import nbformat
 import pytest
 
-from autograder import nbtext, registry
-from autograder.cli import generated_release
-from autograder.exercise import grade_id_for
-from autograder.testcells import check_calls
+from autograder.instructor import nbtext
+from autograder.declare import registry
+from autograder.instructor.cli import generated_release
+from autograder.declare.exercise import grade_id_for
+from autograder.judge.testcells import check_calls
 from course.cuda import CudaModule
 
 ROOT = nbtext.ROOT

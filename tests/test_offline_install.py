@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from autograder import nbtext, wheelhouse
+from autograder.instructor import nbtext, wheelhouse
 
 
 @pytest.mark.slow
@@ -40,7 +40,7 @@ def test_wheelhouse_bench_carries_the_report_peer(tmp_path, monkeypatch):
     Liger-Kernel records. Without --bench they are not downloaded."""
     import tomllib
 
-    from autograder import cli
+    from autograder.instructor import cli
     with open(os.path.join(nbtext.ROOT, "pyproject.toml"), "rb") as f:
         declared = tomllib.load(f)["project"]["optional-dependencies"]["bench"]
     reqs = wheelhouse.bench_requirements()

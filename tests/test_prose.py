@@ -95,7 +95,7 @@ def test_glossary_links_resolve_and_terms_are_linked(chapter):
 
 
 def test_student_pack_ships_the_glossary_and_the_diagrams():
-    from autograder.student_pack import files_under
+    from autograder.instructor.student_pack import files_under
 
     shipped = set(files_under("course"))
     assert "course/GLOSSARY.md" in shipped

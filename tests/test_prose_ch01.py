@@ -45,7 +45,7 @@ def test_ch01_eviction_hints_gain_nothing_on_the_graders_clock():
 def test_one_warp_bar_claim_matches_the_class_logs():
     """thresholds.toml's ch01.softmax_triton note: every grading of the one-warp kernel in the H100 classes lost
     its 2 bandwidth points, every solution and Triton variant kept full marks."""
-    note = load("autograder/thresholds.toml")
+    note = load("autograder/declare/thresholds.toml")
     logs = ["benchmarks/gpu_2026-11-26_s6/class_ch01_200mixed_1gpu_call1.log",
             "benchmarks/gpu_2026-11-26_s6/class_ch01_200mixed_2gpu.log",
             "benchmarks/gpu_2026-11-26_s6/class_ch01_200mixed_1gpu_call2.log",
@@ -131,7 +131,7 @@ def test_ch01_expf_instruction_counts_and_subnormal_path(tmp_path):
 def test_ch01_register_count_of_a_straightforward_solution():
     """Section 7: 'at 40 registers a thread, what a straightforward solution compiles to ... 6 blocks', and the
     25 MiB in flight that follows (132 SMs, 32 KiB rows, 50 MiB L2)."""
-    from autograder.submission import notebook_part
+    from autograder.declare.submission import notebook_part
     from course.magic import run_cell
     (regs, blocks, mib) = quoted("ch01_softmax", r"at (\d+) registers a thread, what a straightforward solution "
                                  r"compiles to \(your cell prints yours\), the SM's 65 536 registers hold (\d+) blocks\. "

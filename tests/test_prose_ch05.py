@@ -110,6 +110,6 @@ def test_ch05_persistent_grid_measured():
              if "('constexpr', True)]{'num_warps': 8," in k]
     assert w8 == prefetch_regs
     # the statement's widths: those of the correctness check's cases
-    from autograder import registry
+    from autograder.declare import registry
     widths = quoted(ch, r"the correctness test alone uses (\d+), ([\d ]+) and ([\d ]+) columns")
     assert sorted(widths) == sorted({c.shape[1] for c in registry.get("ch05.rmsnorm_triton").cases["correctness"]})

@@ -60,9 +60,9 @@ def test_ch06_base2_and_exercise_4_bars():
     assert three == _pct(H100_BENCH, "NVIDIA H100", ex, shape, CE_VARIANTS["three passes"])
     assert two200 == _pct(H200_BENCH, "NVIDIA H200", ex, shape, CE_VARIANTS["two passes"])
     assert three200 == _pct(H200_BENCH, "NVIDIA H200", ex, shape, CE_VARIANTS["three passes"])
-    with open(os.path.join(ROOT, "autograder", "thresholds.toml"), "rb") as f:
+    with open(os.path.join(ROOT, "autograder", "declare", "thresholds.toml"), "rb") as f:
         assert round(100 * tomllib.load(f)[ex]["min_fraction_of_copy"]) == bar
-    with open(os.path.join(ROOT, "autograder", "thresholds.d", "nvidia_h200.toml"), "rb") as f:
+    with open(os.path.join(ROOT, "autograder", "declare", "thresholds.d", "nvidia_h200.toml"), "rb") as f:
         assert round(100 * tomllib.load(f)[ex]["min_fraction_of_copy"], 1) == bar200
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from autograder import runner
+from autograder.judge import session as runner
 
 
 class FakeProc:

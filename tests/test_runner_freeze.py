@@ -10,9 +10,10 @@ import time
 
 import pytest
 
-from autograder import runner, sandbox
-from autograder.runner import Session
-from autograder.submission import Cell
+from autograder.judge import session as runner
+from autograder.boundary import sandbox
+from autograder.judge.session import Session
+from autograder.declare.submission import Cell
 
 SANDBOXED = sandbox.status()[0]
 FILES = ("thread.txt", "child.txt", "orphan.txt")
@@ -228,7 +229,7 @@ def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_pa
     import sys
     script = textwrap.dedent("""
         import ctypes, os, signal, sys, time
-        from autograder import sandbox
+        from autograder.boundary import sandbox
         child = os.fork()
         if child == 0:
             time.sleep(60)
@@ -278,7 +279,7 @@ def test_the_filter_refuses_sigcont_ptrace_io_uring_and_leaving_the_group(tmp_pa
 # A SIGCONT the kernel sends later, on the runner's own earlier request, without any of its processes running: a POSIX
 # timer that sends SIGCONT every 2 ms to a child that handles SIGCONT (handled, the signal is delivered, and a
 # delivered SIGCONT continues a stopped process). Before the filter refused timer_create with a sigevent the child
-# ran on between requests (state R while the judge believed it stopped; autograder/submissions/ch01_softmax/
+# ran on between requests (state R while the judge believed it stopped; submissions/ch01_softmax/
 # attack_background_sigcont.py).
 TIMER = Cell("python", textwrap.dedent("""
     import ctypes, os, signal, time

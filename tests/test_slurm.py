@@ -1,4 +1,4 @@
-"""The Slurm job-array template (autograder/slurm/) against a real single-node Slurm on localhost.
+"""The Slurm job-array template (autograder/instructor/slurm/) against a real single-node Slurm on localhost.
 
 Runs only when asked: `make test-slurm` (pytest -m slurm tests/test_slurm.py). As root, it installs Debian's
 slurm-wlm and munge with apt when slurmctld is missing, then starts its own munged, slurmctld and slurmd
@@ -19,7 +19,7 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SLURM_DIR = os.path.join(ROOT, "autograder", "slurm")
+SLURM_DIR = os.path.join(ROOT, "autograder", "instructor", "slurm")
 
 
 def _only_when_asked(request) -> None:
@@ -288,7 +288,7 @@ def _make_class(course) -> dict[str, str]:
     """A throwaway course directory (as tests/test_cli.py makes one) with four chapter 1 submissions."""
     import nbformat
 
-    from autograder import nbtext
+    from autograder.instructor import nbtext
     os.makedirs(course)
     shutil.copy(os.path.join(ROOT, "nbgrader_config.py"), course)
     shutil.copytree(os.path.join(ROOT, "source", CH), os.path.join(course, "source", CH))

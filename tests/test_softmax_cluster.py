@@ -170,8 +170,8 @@ def test_many_rows_on_the_gpu(cfg):
 def test_the_fast_reference_takes_it_and_passes_the_exercise_cases():
     """Chapter 3's fast reference runs the cluster kernel past CLUSTER_ABOVE columns on Hopper: the exercise's own
     cases (adversarial rows included) at and past that width, at full size, verified as the grader verifies."""
-    from autograder import registry
-    from autograder.exercise import Case
+    from autograder.declare import registry
+    from autograder.declare.exercise import Case
     from kernels_ref.ch03_online_softmax import softmax_split_rows as split
     ex = registry.get("ch03.online_softmax_triton")
     cases = [c for cs in ex.cases.values() for c in cs if c.shape[-1] > split.CLUSTER_ABOVE]

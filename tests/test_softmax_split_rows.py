@@ -18,9 +18,10 @@ import course  # noqa: F401  (CPU mode: the interpreter is on before any kernel 
 import pytest
 import torch
 
-from autograder import registry
-from autograder.grading import run_check
-from autograder.mutate import quiet_checks
+from autograder.declare import registry
+from autograder.judge.grading import run_check
+from autograder.runner.local import LocalRunner
+from autograder.instructor.mutate import quiet_checks
 from kernels_ref.bench import fast_reference_source, namespace
 from kernels_ref.ch03_online_softmax import softmax_split_rows as split
 
@@ -58,7 +59,7 @@ def _grade(source, tmp):
     ns = namespace(EX, source + KERNELS, str(tmp))
     out = {}
     for check in quiet_checks(EX):
-        v = run_check(EX, check, ns, 7)
+        v = run_check(EX, check, LocalRunner(ns), 7)
         out[check] = v.render() if v.passed else f"FAILED {v.render()}"
     return out
 

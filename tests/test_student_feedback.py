@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from autograder.nbtext import ROOT
+from autograder.instructor.nbtext import ROOT
 
 
 def _py(code: str, **env) -> subprocess.CompletedProcess:
@@ -76,7 +76,7 @@ def test_failure_renders_as_one_clean_message():
 def test_cuda_cell_that_fails_to_compile_is_reported_as_such():
     from course.magic import cell_body, run_cell
     from course.errors import CudaCompileError
-    from autograder.submission import MissingName, cells_from_namespace
+    from autograder.declare.submission import MissingName, cells_from_namespace
     ns: dict = {}
     src = cell_body('extern "C" __global__ void k(float* y) {\n    y[0] = undefined_name;\n}\n')
     with pytest.raises(CudaCompileError) as e:

@@ -3,8 +3,8 @@ the solution scores full on every check this mode can run, the blank release sco
 every known-wrong submission loses exactly the test cells it targets."""
 import pytest
 
-from autograder.nbtext import chapters
-from autograder.validate import validate
+from autograder.instructor.nbtext import chapters
+from autograder.instructor.validate import validate
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
-"""Verdicts and measurements as data (autograder.verdict): the sentence a student reads is rendered from the fields,
-in the judge's wording, and a result file holds the fields (they come back equal)."""
-from autograder.verdict import NEEDS_GPU, Kind, Measurement, Verdict, failed, not_graded, passed
+"""Verdicts and measurements as data (autograder.judge.verdict): the sentence a student reads is rendered from the
+fields, in the judge's wording, and a result file holds the fields (they come back equal)."""
+from autograder.judge.verdict import NEEDS_GPU, Kind, Measurement, Verdict, failed, not_graded, passed
 
 # TEST DATA: the numbers of a ch01 reference line (benchmarks/grading_v2_engine_ch01-02_h100.log); no GPU ran here.
 BW = Measurement(unit="GB/s", value=2962.4, roof=2999.1, roof_name="copy bandwidth", fraction=0.98777, need=0.74,
@@ -59,7 +59,8 @@ def test_the_judge_decides_a_timed_check_from_its_measurement(monkeypatch):
     measurement, at the bar passes, above the roofline's limit fails as skipped work, a wrong kernel is not timed."""
     from course import mode
 
-    from autograder import grading, registry
+    from autograder.judge import grading
+    from autograder.declare import registry
     ex = registry.get("ch01.softmax_triton")
     monkeypatch.setattr(mode, "GPU", True)
     monkeypatch.setattr(grading, "threshold_for", lambda e, c: 0.74)

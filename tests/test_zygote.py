@@ -1,4 +1,4 @@
-"""The runner zygote (autograder/zygote.py): runners forked from one process that imported everything once.
+"""The runner zygote (autograder/runner/zygote.py): runners forked from one process that imported everything once.
 
 Each runner must still be a world of its own (no state from an earlier submission, no descriptor of the
 zygote or of another runner, in the sandbox no capability at all), and whatever a runner does to itself
@@ -12,9 +12,10 @@ import time
 
 import pytest
 
-from autograder import runner, sandbox
-from autograder.runner import Session, _Forked, _Zygote
-from autograder.submission import Cell
+from autograder.judge import session as runner
+from autograder.boundary import sandbox
+from autograder.judge.session import Session, _Forked, _Zygote
+from autograder.declare.submission import Cell
 
 GOOD = Cell("python", textwrap.dedent("""
     def safe_softmax(x):
@@ -84,7 +85,7 @@ def test_runners_of_one_zygote_share_no_state():
 def test_a_sandboxed_runner_has_no_capabilities():
     probe = _cell("""
         import os
-        from autograder import sandbox
+        from autograder.boundary import sandbox
         CAPS = sandbox.capabilities()
         PID = os.getpid()
         NNP = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith("NoNewPrivs")]
