@@ -8,7 +8,8 @@ Each diagram is a function below; the chapters reference the PNGs as
 STAMP records the SHA-256 of this script: tests/test_prose.py fails when the script changed and the
 PNGs were not redrawn. Only matplotlib is needed; nothing here is measured (every number drawn is
 either an example value, derived in the chapter that shows the picture, or computed here from an example:
-the Chapter 6 pictures run the chapter's integer algorithm on one row, in Python integers).
+the Chapter 6 pictures run the chapter's integer algorithm on one row, in Python integers, and enumerate the
+fp8 and fp4 formats' values from their bit fields).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1085,13 +1087,319 @@ def littles_law():
     return fig
 
 
+def warp_row_layout():
+    """Chapter 3, section 5: one warp per row with the row in registers (the section's cell: VEC = 4 float4s per
+    lane, rows of up to 512 columns). Float4 slot c holds columns 4c..4c+3; lane l holds slots l, l+32, l+64,
+    l+96 in v[0..3]; slots past the row's end are -inf. Then the warp's 5 xor steps merge the 32 lanes' states.
+    An example row of 488 columns; lane 5 followed."""
+    vec, lanes, cols, lane0 = 4, 32, 488, 5
+    n4 = cols // 4  # float4 slots inside the row
+    fig, ax = _blank((9, 4.9))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.99)
+    ax.set_xlim(-10.5, 44.5)
+    ax.set_ylim(-2.3, 17.6)
+    ax.text(-10.5, 17.4, f"a row of cols = {cols} floats, seen as {n4} float4 slots: slot c holds columns 4c .. 4c+3",
+            fontsize=9, weight="bold", va="top")
+    for lane in (0, 8, 16, 24, 31):
+        ax.text(lane + 0.5, 15.5, str(lane), ha="center", fontsize=6.5)
+    ax.text(16, 16.1, "lane", ha="center", fontsize=7)
+    for k in range(vec):
+        y = 14.0 - 1.05 * k
+        for lane in range(lanes):
+            c = lane + lanes * k
+            pad = c >= n4
+            fc = "#eeeeee" if pad else (C[1] if lane == lane0 else "#dce6f2")
+            _box(ax, lane, y, 1, 0.95, "-∞" if pad else "", fc=fc, ec="#888888", lw=0.4, fs=6, color=C[3])
+        ax.text(-0.4, y + 0.47, f"v[{k}]: slots {lanes * k}..{lanes * k + lanes - 1}", ha="right", va="center",
+                fontsize=7)
+    lane_cols = [(4 * (lane0 + lanes * k), 4 * (lane0 + lanes * k) + 3) for k in range(vec)]
+    ax.text(33, 13.0, f"lane {lane0} (orange) holds\n" + "\n".join(
+        f"v[{k}] = x[{a}..{b}]" for k, (a, b) in enumerate(lane_cols)) + "\n16 registers", fontsize=7, va="center",
+        color="black")
+    ax.text(16, 9.35, f"slots {n4}..{lanes * vec - 1} lie past the row's end: make_float4(-∞, ...), which changes no "
+            f"max; they are never stored", ha="center", fontsize=7, color=C[3])
+    # the warp's merge: lane l combines its state with lane l xor o's, o = 16, 8, 4, 2, 1
+    offsets = [16, 8, 4, 2, 1]
+    held = [{lane} for lane in range(lanes)]
+    for lvl in range(len(offsets) + 1):
+        y = 7.2 - 1.55 * lvl
+        for lane in range(lanes):
+            fc = C[1] if lane0 in held[lane] and lvl else ("#dce6f2" if lane != lane0 else C[1])
+            _box(ax, lane + 0.1, y, 0.8, 0.55, "", fc=fc, ec="#888888", lw=0.4)
+        n_held = len(held[0])
+        ax.text(-0.4, y + 0.27, "(m, d) per lane" if lvl == 0 else f"xor {offsets[lvl - 1]}", ha="right",
+                va="center", fontsize=7)
+        ax.text(32.6, y + 0.27, "each lane: its own state" if n_held == 1 else f"each lane: {n_held} lanes' states"
+                if lvl < len(offsets) else f"every lane: all {n_held}: the row's (M, D)", va="center", fontsize=7)
+        if lvl < len(offsets):
+            o = offsets[lvl]
+            for lane in range(lanes):  # the exchanges that carry lane0's state on; every pair exchanges alike
+                if lane0 in held[lane]:
+                    ax.plot([lane + 0.5, (lane ^ o) + 0.5], [y - 0.02, y - 0.98], color=C[1], lw=0.9)
+                    ax.plot([lane + 0.5, lane + 0.5], [y - 0.02, y - 0.98], color=C[1], lw=0.9)
+            held = [held[lane] | held[lane ^ o] for lane in range(lanes)]
+    ax.text(16, -2.1, f"each step, every lane l merges its (m, d) with lane (l xor o)'s, fetched by __shfl_xor_sync: "
+            f"registers only,\nno memory, no barrier. Orange: the lanes whose state already includes lane {lane0}'s "
+            "(its lines drawn; every lane's spread alike)", ha="center", fontsize=7.5, va="bottom")
+    return fig
+
+
+def triton_tiles():
+    """Chapter 3, section 7: one Triton program walks its row BLOCK columns at a time; lane k of the tile sees
+    columns k, k + BLOCK, ...; the BLOCK-wide vectors m and d are updated element-wise after each tile and merged
+    across lanes at the end. An example row of 20 values with BLOCK = 8 (three tiles, the last one half masked);
+    every m and d drawn is computed here from it."""
+    xs = [0.5, 2.1, -1.0, 0.3, 1.2, -0.4, 0.8, 1.9, 2.6, 0.0, 1.1, 3.0, -2.2, 0.7, 1.5, 0.4,
+          1.0, 3.4, -0.6, 2.2]
+    block = 8
+    n = len(xs)
+    tiles = math.ceil(n / block)
+    inf = float("inf")
+    gap = 1.6  # the space between the three vectors (a lane's box is 1 wide)
+    fig, ax = _blank((9, 3.4))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.99)
+    ax.set_xlim(-4.6, 3 * block + 2 * gap + 2.6)
+    ax.set_ylim(-0.5, 3.4 * tiles + 1.7)
+    m, d = [-inf] * block, [0.0] * block
+    top = 3.4 * tiles
+    ax.text(-4.6, top + 1.6, f"one program, one row of {n} columns, BLOCK = {block}: lane k sees columns k, "
+            f"k + {block}, k + {2 * block}", fontsize=9, weight="bold", va="top")
+    for x0, title in ((0, "x tile (loaded; masked lanes: -∞)"), (block + gap, "m after the tile"),
+                      (2 * block + 2 * gap, "d after the tile")):
+        ax.text(x0 + block / 2, top + 0.45, title, ha="center", fontsize=8)
+    for t in range(tiles):
+        y = top - 3.4 * t - 0.9
+        x = [xs[t * block + k] if t * block + k < n else -inf for k in range(block)]
+        m_new = [max(a, b) for a, b in zip(m, x)]
+        base = [0.0 if mn == -inf else mn for mn in m_new]
+        d = [dv * math.exp(mo - bs) + math.exp(xv - bs) for dv, mo, xv, bs in zip(d, m, x, base)]
+        moved = [t > 0 and mn > mo for mn, mo in zip(m_new, m)]
+        m = m_new
+        ax.text(-0.4, y + 0.45, f"tile {t}: columns\n{t * block}..{t * block + block - 1}", ha="right", va="center",
+                fontsize=7)
+        for k in range(block):
+            live = x[k] != -inf
+            _box(ax, k, y, 1, 0.9, f"{x[k]:g}" if live else "-∞", fc="#dce6f2" if live else "#eeeeee",
+                 ec="#888888", lw=0.4, fs=7, color="black" if live else C[3])
+            _box(ax, block + gap + k, y, 1, 0.9, f"{m[k]:g}", fc=C[1] if moved[k] else "#e5f5e0", ec="#888888",
+                 lw=0.4, fs=7)
+            _box(ax, 2 * block + 2 * gap + k, y, 1, 0.9, f"{d[k]:.2f}", fc=C[1] if moved[k] else "#e5f5e0",
+                 ec="#888888", lw=0.4, fs=7)
+        if t + 1 < tiles:
+            for x0 in (block + gap, 2 * block + 2 * gap):
+                _arrow(ax, (x0 + block / 2, y - 0.05), (x0 + block / 2, y - 2.45), color=C[7])
+            ax.text(3 * block + 2 * gap + 0.2, y - 1.25, "carried\nto the\nnext tile", fontsize=7, va="center",
+                    color="#555555")
+    big_m = max(m)
+    big_d = sum(dv * math.exp(mv - big_m) for mv, dv in zip(m, d))
+    assert abs(big_d - sum(math.exp(v - big_m) for v in xs)) < 1e-12  # the lanes' merge is the row's (M, D)
+    ax.text(-4.6, 1.25, f"after the last tile, merge the lanes: M = max(m) = {big_m:g},  D = Σ d e^(m - M) = "
+            f"{big_d:.3f}, the whole row's;\nthen pass 2 re-reads each tile and writes e^(x - M) / D",
+            fontsize=8, va="center")
+    ax.text(-4.6, 0.1, "orange: the tile raised that lane's max, so its d was rescaled by e^(m_old - m_new) "
+            "(d ← d e^(m - m_new) + e^(x - m_new), element-wise)", fontsize=7, va="center")
+    return fig
+
+
+def loop_order():
+    """Chapter 4, section 4: the order in which FlashAttention-1 (outer loop over key/value tiles, inner over query
+    tiles) and FlashAttention-2 (outer over query tiles, one program each, inner over key/value tiles) visit the
+    tiles of S, drawn for 4 x 4 tiles; below each, the HBM reads and writes that order implies, counted for the
+    section's example (T = 4096, tiles of 128 rows)."""
+    n = 4  # tiles per side in the drawing
+    tiles = math.ceil(4096 / 128)  # the section's example: T = 4096, B_r = B_c = 128
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
+    panels = (("FlashAttention-1: outer loop over K, V tiles j,\ninner loop over query tiles i", True),
+              ("FlashAttention-2: outer loop over query tiles i (one program\neach, all at once), "
+               "inner loop over K, V tiles j", False))
+    for ax, (title, fa1) in zip(axes, panels):
+        ax.set_axis_off()
+        ax.set_xlim(-1.3, n + 2.9)
+        ax.set_ylim(-2.2, n + 0.9)
+        ax.set_title(title, fontsize=8.5)
+        for j in range(n):
+            on = fa1 and j == 1
+            _box(ax, j + 0.05, n + 0.15, 0.9, 0.6, f"K{j}, V{j}", fc=C[2] if on else "#e5f5e0", fs=7,
+                 color="white" if on else "black")
+        for i in range(n):
+            y = n - 1 - i
+            on = not fa1 and i == 2
+            _box(ax, -1.0, y + 0.05, 0.8, 0.9, f"Q{i}", fc=C[0] if on else "#dce6f2", fs=8,
+                 color="white" if on else "black")
+            _box(ax, n + 0.2, y + 0.05, 0.8, 0.9, f"O{i}", fc=C[1] if on else "#fdd0a2", fs=8,
+                 color="white" if on else "black")
+            for j in range(n):
+                step = j * n + i + 1 if fa1 else j + 1
+                fc = "#fde0dd" if (fa1 and j == 1) or on else "white"
+                _box(ax, j + 0.05, y + 0.05, 0.9, 0.9, str(step), fc=fc, ec="#888888", lw=0.5, fs=9)
+        if fa1:
+            _arrow(ax, (1.5, n - 0.1), (1.5, 0.1), color=C[3], lw=1.2)
+            ax.text(n + 1.15, n / 2, "at every step\n(i, j): read\n$Q_i, O_i, m_i, \\ell_i$\nfrom HBM;\nwrite "
+                    "$O_i, m_i, \\ell_i$\nback", fontsize=7, va="center")
+            where = f"j = 1 shown: K1, V1 stay on chip while i walks down; {n * n} steps, in order"
+            counts = (f"per head, T = 4096, tiles of 128 ({tiles} per side): K, V read once;\nQ read {tiles} times, "
+                      f"O read {tiles} times and written {tiles} times")
+        else:
+            _arrow(ax, (0.1, 1.5), (n - 0.1, 1.5), color=C[3], lw=1.2)
+            ax.text(n + 1.15, 1.5, "$O_i$ written\nonce, after\nthe last\nK, V tile", fontsize=7, va="center")
+            where = f"i = 2 shown: Q2 and its O2, m, $\\ell$ stay on chip while j walks right; {n} programs at once"
+            counts = (f"per head, T = 4096, tiles of 128 ({tiles} per side): Q read once, O written once;\n"
+                      f"K, V read {tiles} times (once per program, mostly from L2)")
+        ax.text(n / 2 + 0.3, -0.2, "numbers: the order in which a loop visits the tiles of S\n" + where,
+                ha="center", fontsize=6.8, va="top")
+        ax.text(n / 2 + 0.3, -1.25, counts, ha="center", va="top", fontsize=7.5)
+    fig.tight_layout()
+    return fig
+
+
+def key_ranges():
+    """Chapter 4, Exercise 2: the key range each query tile walks, for the exercise's worked example T = 200,
+    BLOCK_M = 128, BLOCK_N = 64, with and without the causal mask. lo and hi follow the exercise's rule; each
+    query row and key column is drawn as one cell, and each cell is coloured by the loop that reaches it."""
+    T, bm, bn = 200, 128, 64
+    q_tiles = math.ceil(T / bm)
+    rows, cols = q_tiles * bm, math.ceil(T / bn) * bn  # the rows the query tiles cover, the keys the tiles load
+
+    def lo_hi(tile, causal):
+        i0 = tile * bm
+        return (i0, min(i0 + bm, T)) if causal else (T // bn * bn, T)
+
+    names = ["unmasked loop [0, lo)", "masked loop [lo, hi): kept", "masked loop: set to -∞", "skipped (never loaded)"]
+    cmap = ListedColormap(["#c6dbef", "#fdd0a2", "#e7969a", "#f7f7f7"])
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.4))
+    for ax, causal in zip(axes, (True, False)):
+        grid = [[3] * cols for _ in range(rows)]
+        for i in range(rows):
+            lo, hi = lo_hi(i // bm, causal)
+            for j in range(cols):
+                if j < lo:
+                    grid[i][j] = 0
+                elif j < math.ceil(hi / bn) * bn and hi > lo:  # the masked loop's tiles: start in range(lo, hi, bn)
+                    grid[i][j] = 2 if j >= T or (causal and j > i) else 1
+        ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=3.5, extent=(0, cols, rows, 0), interpolation="nearest")
+        ax.add_patch(Rectangle((0, T), cols, rows - T, facecolor="none", edgecolor=C[7], hatch="///", lw=0))
+        for j in range(0, cols + 1, bn):
+            ax.plot([j, j], [0, rows], color="black", lw=0.6)
+        for i in range(0, rows + 1, bm):
+            ax.plot([0, cols], [i, i], color="black", lw=1.2)
+        ax.plot([T, T], [0, rows], color=C[4], lw=1.2, ls="--")
+        ax.plot([0, cols], [T, T], color=C[4], lw=1.2, ls="--")
+        ax.set_xticks(range(0, cols + 1, bn))
+        ax.set_yticks([0, bm, T, rows])
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel("key position (tiles of BLOCK_N = 64); dashed: T = 200", fontsize=7.5)
+        ax.set_ylabel("query position (tiles of BLOCK_M = 128)", fontsize=7.5)
+        for tile in range(q_tiles):
+            lo, hi = lo_hi(tile, causal)
+            ax.text(cols + 4, tile * bm + bm / 2, f"tile {tile}\nlo = {lo}\nhi = {hi}", fontsize=7, va="center")
+        ax.set_title("causal" if causal else "no mask", fontsize=9)
+        ax.set_xlim(0, cols + 46)
+        ax.set_ylim(rows, 0)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    handles = [Rectangle((0, 0), 1, 1, facecolor=cmap(k), edgecolor="black", lw=0.5) for k in range(4)]
+    handles.append(Rectangle((0, 0), 1, 1, facecolor="white", edgecolor=C[7], hatch="///", lw=0.5))
+    fig.legend(handles, names + ["rows past T: computed, not stored"], fontsize=7, ncol=3, loc="lower center",
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig
+
+
+def _minifloat(E: int, M: int, nan_top: bool) -> list[tuple[float, int]]:
+    """The non-negative values of a format with E exponent and M fraction bits and no infinity, each with its
+    fraction field: subnormals for exponent field 0, (1 + f / 2^M) 2^(e - b) above; with nan_top, the all-ones
+    pattern is NaN (E4M3), otherwise every pattern is a number (E2M1)."""
+    b = 2 ** (E - 1) - 1
+    out = []
+    for e in range(2 ** E):
+        for f in range(2 ** M):
+            if nan_top and e == 2 ** E - 1 and f == 2 ** M - 1:
+                continue
+            out.append(((f / 2 ** M) * 2.0 ** (1 - b) if e == 0 else (1 + f / 2 ** M) * 2.0 ** (e - b), f))
+    return out
+
+
+def _round_nearest_even(x: float, vals: list[tuple[float, int]]) -> float:
+    """x (within the format's range) rounded to the nearest value, a tie to the one with an even fraction field."""
+    return min(vals, key=lambda vf: (abs(vf[0] - x), vf[1] % 2))[0]
+
+
+def fp_number_lines():
+    """Chapter 6, section 12: the non-negative values of fp4 E2M1 and fp8 E4M3, enumerated from their bit fields;
+    every value's rounding interval (bounded by the midpoints to its neighbours), the largest value, and what lies
+    past it. Three lines: E2M1 whole, E4M3 whole, E4M3 near zero."""
+    e2m1, e4m3 = _minifloat(2, 1, False), _minifloat(4, 3, True)
+    assert len(e2m1) == 8 and len(e4m3) == 127
+    fig, axes = plt.subplots(3, 1, figsize=(9, 4.8))
+    # (axes, values, right end, title, example inputs to round, the first binade whose spacing is labelled)
+    lines = ((axes[0], e2m1, 9.0, f"fp4 E2M1: all {len(e2m1)} non-negative values", [2.6, 5.0], 1),
+             (axes[1], e4m3, 600.0, f"fp8 E4M3: all {len(e4m3)} non-negative values (the 128th pattern, "
+              "all ones, is NaN)", [300.0], 128),
+             (axes[2], e4m3, 4.3, "fp8 E4M3 near zero, [0, 4]: the same format, magnified", [1.3, 2.9], 1))
+    for ax, vals, right, title, examples, first in lines:
+        v = [val for val, _ in vals]
+        top, top_f = vals[-1]
+        shown = [x for x in v if x <= right]
+        ax.set_xlim(-0.012 * right, right)
+        ax.set_ylim(-1.25, 1.35)
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        ax.tick_params(labelsize=7)
+        ax.set_title(title, fontsize=8.5, loc="left")
+        mids = [(a + b) / 2 for a, b in zip(v, v[1:])]
+        over = top + (v[-1] - v[-2]) / 2  # halfway to the next value the format would have: where rounding stops
+        edges = [0.0] + mids + [over]
+        for k, x in enumerate(shown):
+            ax.add_patch(Rectangle((edges[k], -0.35), edges[k + 1] - edges[k], 0.7,
+                                   facecolor="#dce6f2" if k % 2 == 0 else "#c6dbef", lw=0))
+        ax.plot(shown, [0] * len(shown), "|", color="black", ms=10, mew=1.0)
+        if top <= right:
+            ax.add_patch(Rectangle((over, -0.35), right - over, 0.7, facecolor="none", edgecolor=C[3], hatch="///",
+                                   lw=0))
+            ax.plot([top], [0], "o", color=C[3], ms=5)
+            ax.text(top, -0.5, f"largest: {top:g}", ha="center", fontsize=7.5, color=C[3], va="top")
+            tie_down = top_f % 2 == 0  # a tie at `over` goes to the even fraction: down to top if top's is even
+            upto = f"({top:g}, {over:g}{']' if tie_down else ')'} rounds to {top:g}"
+            past = f"{'past' if tie_down else 'from'} {over:g}: out of range,"
+            what = ("saturate to 448\n(or NaN: converters differ)" if top == 448 else
+                    f"no infinity or NaN\nto give; PTX's conversion saturates to {top:g}")
+            ax.text(over + 0.01 * right, 0.42, f"{upto};\n{past} {what}", ha="left", va="bottom",
+                    fontsize=6.5, color=C[3])
+        for x in examples:
+            r = _round_nearest_even(x, vals)
+            ax.plot([x], [0.62], "v", color=C[0], ms=5)
+            _arrow(ax, (x, 0.55), (r, 0.08), color=C[0], lw=0.9)
+            tie = " (a tie: to the even fraction)" if abs(abs(x - r) - min(abs(x - w) for w in v if w != r)) < 1e-12 \
+                else ""
+            ax.text(x, 0.78, f"{x:g} → {r:g}{tie}", ha="center", fontsize=7, color=C[0], va="bottom")
+        # the spacing in each binade [2^k, 2^(k+1)) wide enough to label (it doubles from one binade to the next)
+        for k in sorted({math.floor(math.log2(x)) for x in shown if x > 0}):
+            lo, hi = 2.0 ** k, min(2.0 ** (k + 1), top)
+            inside = [x for x in v if lo <= x <= hi]
+            if lo < first or (lo + hi) / 2 > right:
+                continue
+            span = f"[{lo:g}, {hi:g}]" if hi == top else f"[{lo:g}, {hi:g})"
+            ax.text((lo + hi) / 2, -0.6, f"{span}: spacing {inside[1] - inside[0]:g}",
+                    ha="center", va="top", fontsize=6.5, color="#555555")
+    dense = [x for x, _ in e4m3 if x < 0.5]
+    axes[2].text(0.25, 0.5, f"{len(dense)} values in [0, 0.5),\n7 of them subnormal", fontsize=6.5, ha="center",
+                 va="bottom", color="#555555")
+    fig.text(0.5, 0.005, "ticks: the representable values; each shaded band rounds to the value inside it "
+             "(its edges are the midpoints to the neighbours); hatched: past the format's range", ha="center",
+             fontsize=7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, masked_lanes, smem_banks, butterfly,
                                      addressing_schemes, two_level_reduction, littles_law,
                                      online_softmax, merge_states, held_split, cluster_exchange, flash_tiles,
                                      welford_chan,
                                      fusion_trips, norm_placement, double_rounding,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
-                                     register_budget, wait_placement)}
+                                     register_budget, wait_placement,
+                                     warp_row_layout, triton_tiles, loop_order, key_ranges, fp_number_lines)}
 
 
 def script_hash() -> str:
