@@ -9,6 +9,11 @@ from .cuda import CudaModule, compile_cuda  # noqa: F401
 from .errors import CudaCompileError, NeedsGPU, NotImplementedYet  # noqa: F401
 from . import plots, timing  # noqa: F401
 
+if not GPU:  # the interpreter accepts kernels a GPU rejects: each launch first goes through Triton's GPU front end
+    from . import triton_frontend
+
+    triton_frontend.install()
+
 __all__ = ["MODE", "GPU", "GRADING", "DEVICE", "banner", "device_name", "compile_cuda", "CudaModule",
            "NeedsGPU", "CudaCompileError", "NotImplementedYet", "setup"]
 
