@@ -1,5 +1,5 @@
 """Chapter 6, exercise 4: long rows split over programs that stream their share twice, the second time from L2
-(the kernel: kernels_ref/ch06_low_precision/cross_entropy_split.py), against the two-pass reference, Liger-Kernel's
+(the kernel: kernels_ref/ch07_cross_entropy/cross_entropy_split.py), against the two-pass reference, Liger-Kernel's
 kernel and the copy of as many bytes, in one process (CUDA events, L2 flushed). Every configuration is checked
 against float64 first (ignored rows, label smoothing, in place, rows of +100 and -200).
 
@@ -16,8 +16,8 @@ import sys
 import torch
 
 from course import timing
-from kernels_ref.ch06_low_precision import cross_entropy_triton as ref
-from kernels_ref.ch06_low_precision.cross_entropy_split import cross_entropy_split
+from kernels_ref.ch07_cross_entropy import cross_entropy_triton as ref
+from kernels_ref.ch07_cross_entropy.cross_entropy_split import cross_entropy_split
 
 from benchmarks.ch06_ce_bench import liger_launch  # one launch of Liger-Kernel's kernel for both benchmarks
 

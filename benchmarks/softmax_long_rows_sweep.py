@@ -170,7 +170,7 @@ def softmax_shapes(sw):
 
 
 def ce_shapes(sw):
-    from kernels_ref.ch06_low_precision import cross_entropy_split as ce_fast
+    from kernels_ref.ch07_cross_entropy import cross_entropy_split as ce_fast
     w = 1e-4
     for rows0, cols0, dtype in CE_SHAPES:
         rows, cols = _shape(rows0, cols0)

@@ -67,7 +67,7 @@ TORCH_OPS = {  # PyTorch's own op for a chapter (or an exercise): (name, op(x, r
 # entry point replaces the solution's, measured on the judge's clock like the rest. A CUDA one is a .cu file
 # (path from the repository root) whose kernel of the same name, same contract and launch, replaces the cell.
 FAST_REFERENCES = {
-    "ch06.cross_entropy_triton": ("reference, split rows", "kernels_ref.ch06_low_precision.cross_entropy_split",
+    "ch07.cross_entropy_triton": ("reference, split rows", "kernels_ref.ch07_cross_entropy.cross_entropy_split",
                                   "cross_entropy"),
     "ch03.online_softmax_triton": ("reference, split rows or cluster",
                                    "kernels_ref.ch03_online_softmax.softmax_split_rows", "online_softmax_triton"),

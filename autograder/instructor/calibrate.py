@@ -43,8 +43,9 @@ def bars(bench: dict) -> list[dict]:
         if ex.bench is None:
             continue
         key = "min_fraction_of_copy" if ex.bench.flops is None else "min_fraction_of_baseline"
-        at = [r for r in bench["rows"] if r.get("exercise") == ex.id and r.get("shape") == list(ex.bench.shape)
-              and "fraction" in r]
+        # a record made before an exercise moved names it by its former id (registry.FORMER_IDS)
+        at = [r for r in bench["rows"] if registry.FORMER_IDS.get(r.get("exercise"), r.get("exercise")) == ex.id
+              and r.get("shape") == list(ex.bench.shape) and "fraction" in r]
         ref = next((r["fraction"] for r in at if r.get("variant") == "reference"), None)
         # the bench names every timed submission wrong/NAME; variant_* are legitimate and must pass
         legit = [r["fraction"] for r in at if str(r.get("variant", "")).startswith("wrong/variant_")]

@@ -1,5 +1,5 @@
 """Triton cross-entropy: label smoothing in the loss, but the gradient forgets the ε / V every column gets."""
-EXERCISE = "ch06.cross_entropy_triton"
+EXERCISE = "ch07.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("            g = tl.exp(x - lse) * grow - smoothing / cols\n", "            g = tl.exp(x - lse) * grow\n")]
 LOSES = ["test_cross_entropy_triton", "test_cross_entropy_triton_hidden",

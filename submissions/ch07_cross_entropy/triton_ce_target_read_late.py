@@ -1,6 +1,6 @@
 """Triton cross-entropy: the loss is computed after the gradient pass, reading x[target] from the row that,
 in place (dlogits is logits), now holds the gradient: right out of place, wrong in place."""
-EXERCISE = "ch06.cross_entropy_triton"
+EXERCISE = "ch07.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("""        xt = tl.load(x_ptr + base + t).to(tl.float32)  # before pass 2: in place, it overwrites x[t]
         loss = lse - (1.0 - smoothing) * xt - smoothing / cols * sx + z_weight * lse * lse

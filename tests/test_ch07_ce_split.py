@@ -1,4 +1,4 @@
-"""The split-row cross-entropy (kernels_ref/ch06_low_precision/cross_entropy_split.py) in Triton's interpreter.
+"""The split-row cross-entropy (kernels_ref/ch07_cross_entropy/cross_entropy_split.py) in Triton's interpreter.
 
 The interpreter runs programs one after another, so only one program per row (K = 1) can run here: the row's
 counter, the partial and the merge are exercised, the wait between programs is not (that part ran on an H100 and
@@ -7,7 +7,7 @@ import course  # noqa: F401  (CPU mode: the interpreter is on before any kernel 
 import pytest
 import torch
 
-from kernels_ref.ch06_low_precision import cross_entropy_split as split
+from kernels_ref.ch07_cross_entropy import cross_entropy_split as split
 
 W = 1e-4
 

@@ -1,6 +1,6 @@
 """Correct, but slow: the max, the sum and the gradient each in a pass of its own, so the row is read three
 times (in place of Chapter 3's online (m, d), which needs one pass for both), and without the L2 hints."""
-EXERCISE = "ch06.cross_entropy_triton"
+EXERCISE = "ch07.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("""        for start in range(0, cols, BLOCK):
             mask = start + c < cols

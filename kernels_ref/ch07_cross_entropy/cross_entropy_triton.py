@@ -1,5 +1,5 @@
 """Reference: cross-entropy loss and its gradient over a large vocabulary, with z-loss and label
-smoothing, in Triton (Chapter 6, exercise 4).
+smoothing, in Triton (Chapter 7, exercise 1).
 
 One program per row, two passes over its logits: the first keeps a running max m and a running sum d of
 e^(x - m) (Chapter 3's online softmax, one block of columns at a time) and, with label smoothing, the sum

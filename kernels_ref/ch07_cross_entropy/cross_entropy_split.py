@@ -1,5 +1,5 @@
 """Reference, fast path: cross-entropy over long rows (more than 32768 columns) with each row split over programs
-(Chapter 6, exercise 4, Section 22). Not a notebook cell: the notebook's solution is the two-pass kernel of
+(Chapter 7, exercise 1, Section 4). Not a notebook cell: the notebook's solution is the two-pass kernel of
 cross_entropy_triton.py, which this file falls back to for shorter rows and in Triton's interpreter.
 
 The two-pass kernel gives each row to one program, so every running program holds a whole row between its two
@@ -24,7 +24,7 @@ import os
 import triton
 import triton.language as tl
 
-from kernels_ref.ch06_low_precision import cross_entropy_triton as two_pass
+from kernels_ref.ch07_cross_entropy import cross_entropy_triton as two_pass
 
 
 @triton.jit

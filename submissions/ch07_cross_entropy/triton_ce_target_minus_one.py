@@ -1,6 +1,6 @@
 """Triton cross-entropy: the target column's gradient subtracts 1, as without smoothing; with smoothing the
 target's weight is 1 - ε."""
-EXERCISE = "ch06.cross_entropy_triton"
+EXERCISE = "ch07.cross_entropy_triton"
 CELL = "cross_entropy_triton"
 PATCH = [("            g = tl.where(start + c == t, g - (1.0 - smoothing), g)\n",
           "            g = tl.where(start + c == t, g - 1.0, g)\n")]
