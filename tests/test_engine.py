@@ -160,7 +160,7 @@ def test_every_exercise_is_complete():
             assert 0 < registry.threshold_for(ex.id, ex.bench.check) < (1 if ex.bench.check == "bandwidth" else 3)
 
 
-def test_monkeypatching_torch_or_the_grader_fails_the_check():
+def test_monkeypatching_torch_or_the_grader_fails_the_check(monkeypatch):
     cheat = Cell("python", textwrap.dedent("""
         import autograder.declare.exercises.ch01_softmax as sm
         sm.verify = lambda *a, **k: []
@@ -168,6 +168,10 @@ def test_monkeypatching_torch_or_the_grader_fails_the_check():
         def safe_softmax(x):
             return np.full(x.shape, np.nan, dtype=np.float32)
     """))
+    r = run_isolated("ch01.safe_softmax", "correctness", [cheat])  # its NumPy-only runner has no torch to patch
+    assert not r.passed and "torch" in r.message
+    from autograder.judge import session
+    monkeypatch.setattr(session, "NUMPY_RUNNERS", False)  # in a runner with torch: the tamper snapshot says what
     r = run_isolated("ch01.safe_softmax", "correctness", [cheat])
     assert not r.passed and "replaced" in r.message and "torch.isnan" in r.message
 

@@ -103,7 +103,8 @@ def test_a_sandboxed_runner_has_no_capabilities():
     assert r.passed, r.message
 
 
-def test_a_runner_killed_mid_check_is_replaced():
+def test_a_runner_killed_mid_check_is_replaced(monkeypatch):
+    monkeypatch.setattr(runner, "NUMPY_RUNNERS", False)  # safe_softmax in the runner s._start() starts
     slow = _cell("""
         import os, time
         def safe_softmax(x):
@@ -167,7 +168,8 @@ def test_the_zygote_survives_exit_and_abort():
     assert _zygote_pid() == zygote
 
 
-def test_a_dead_zygote_is_started_again():
+def test_a_dead_zygote_is_started_again(monkeypatch):
+    monkeypatch.setattr(runner, "NUMPY_RUNNERS", False)  # the torch runners' zygote (_Zygote.current) serves it
     with Session([GOOD]) as s:
         s._start()
     old = _zygote_pid()

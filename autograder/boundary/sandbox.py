@@ -59,7 +59,7 @@ def hidden_paths(*roots: str) -> list[str]:
 
 
 def wrap(argv: list[str], *, home: str, hide: list[str], network: bool = False,
-         copy: list[str] = ()) -> list[str]:
+         copy: list[str] = (), packages: tuple = (), memory: int = 0) -> list[str]:
     """The command line that runs `argv` inside the sandbox (or `argv` itself where none is available)."""
     ok, _ = status()
     if not ok:
@@ -72,16 +72,215 @@ def wrap(argv: list[str], *, home: str, hide: list[str], network: bool = False,
         inner += ["--hide", p]
     for f in copy:
         inner += ["--copy", f]
+    for name in packages:
+        inner += ["--package", name]
+    if memory:
+        inner += ["--memory", str(int(memory))]
     return ns + ["--"] + inner + ["--"] + list(argv)
 
 
-def limits() -> None:
+def limits(memory: int = 0) -> None:
+    """The runner's resource limits. `memory` (bytes, 0: none): RLIMIT_DATA, for a runner that is not in a memory
+    cgroup of its own (autograder.judge.session: a cgroup v2 `memory.max` where one can be made, which also counts
+    page cache and tmpfs pages). Not RLIMIT_AS: on a GPU the CUDA driver reserves far more address space than it
+    uses (its unified address range, PROT_NONE, tens of GiB or more), and an address-space limit breaks it, while
+    RLIMIT_DATA counts only private writable mappings (malloc, NumPy's arrays, anonymous mmaps): CUDA's reservations
+    and its shared device mappings are neither. (To be confirmed on a GPU: tests/test_runner_limits.py.)"""
     import resource
-    for what, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, 512),
-                        (resource.RLIMIT_FSIZE, 16 << 30), (resource.RLIMIT_NOFILE, 4096)):
+    caps = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, 512), (resource.RLIMIT_FSIZE, 16 << 30),
+            (resource.RLIMIT_NOFILE, 4096)]
+    if memory:
+        caps.append((resource.RLIMIT_DATA, int(memory)))
+    for what, value in caps:
         soft, hard = resource.getrlimit(what)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(what, (cap, cap))
+
+
+def mount_tmpfs(path: str, size: int) -> None:
+    """A runner's HOME: a tmpfs of `size` bytes of its own at `path` (mounted by the judge, in its own mount namespace,
+    before the runner starts: the runner's namespace, copied from it, shares it, so both see the buffers)."""
+    _mount("flashcourse-home", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(size)},mode=0700")
+
+
+def resize_tmpfs(path: str, size: int) -> None:
+    _mount("flashcourse-home", path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={int(size)}")
+
+
+def unmount(path: str) -> None:
+    """Detach a mount (MNT_DETACH: gone from sight at once, freed when nothing holds it)."""
+    _libc().umount2(path.encode(), 2)
+
+
+def limit_memory(memory: int) -> None:
+    """RLIMIT_DATA only (a runner outside the sandbox: see limits)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = int(memory) if hard == resource.RLIM_INFINITY else min(int(memory), hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+
+
+# -- memory cgroups (v2): the judge makes one per runner where it can; the runner joins it before it forks --
+def cgroup_root() -> str | None:
+    """A cgroup v2 directory under which this (root) process may make one memory-limited cgroup per runner, or None
+    (no cgroup v2 mounted, no memory controller, not writable: then RLIMIT_DATA, see limits). Tried in order:
+    FLASHCOURSE_CGROUP (an instructor's delegated cgroup), the parent of the judge's own cgroup (its siblings may
+    have memory limits wherever the judge's has the memory controller), the judge's own cgroup (only where it has
+    no processes of its own: cgroup v2 allows controllers below a cgroup only then)."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return None
+    mount = None
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 2 and parts[2] == "cgroup2":
+                    mount = parts[1]
+                    break
+        if mount is None:
+            return None
+        with open("/proc/self/cgroup") as f:
+            mine = next((line.strip()[3:] for line in f if line.startswith("0::")), None)
+    except OSError:
+        return None
+    want = os.environ.get("FLASHCOURSE_CGROUP")
+    candidates = [want] if want else []
+    if mine is not None:
+        here = os.path.join(mount, mine.lstrip("/"))
+        candidates += [os.path.dirname(here.rstrip("/")), here]
+    for c in candidates:
+        if c and _cgroup_usable(c):
+            return c
+    return None
+
+
+def _cgroup_usable(path: str) -> bool:
+    """Whether `path` is a cgroup v2 directory whose children can have memory limits (memory in its
+    subtree_control, or addable there) and we may make children in."""
+    try:
+        with open(os.path.join(path, "cgroup.controllers")) as f:
+            if "memory" not in f.read().split():
+                return False
+        sub = os.path.join(path, "cgroup.subtree_control")
+        with open(sub) as f:
+            if "memory" not in f.read().split():
+                with open(sub, "w") as g:  # fails where the cgroup has processes of its own (no internal processes)
+                    g.write("+memory")
+        return os.access(path, os.W_OK)
+    except OSError:
+        return False
+
+
+def make_cgroup(root: str, name: str, memory: int) -> str:
+    """A new cgroup under root with memory.max = memory bytes and no swap; its path."""
+    path = os.path.join(root, name)
+    os.mkdir(path)
+    try:
+        with open(os.path.join(path, "memory.max"), "w") as f:
+            f.write(str(int(memory)))
+        try:
+            with open(os.path.join(path, "memory.swap.max"), "w") as f:
+                f.write("0")
+        except OSError:
+            pass  # no swap accounting here: nothing to swap to either, or the limit still holds for RAM
+    except BaseException:
+        os.rmdir(path)
+        raise
+    return path
+
+
+def join_cgroup(path: str) -> None:
+    """Move this process into the cgroup (its children follow it from now on)."""
+    with open(os.path.join(path, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def cgroup_oom_kills(path: str) -> int:
+    """How many processes of the cgroup the kernel killed for memory (memory.events oom_kill)."""
+    try:
+        with open(os.path.join(path, "memory.events")) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                if k == "oom_kill":
+                    return int(v)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def remove_cgroup(path: str) -> None:
+    """Remove a runner's cgroup once its processes are gone (killed: retried briefly while they exit)."""
+    import time
+    for _ in range(100):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            try:
+                with open(os.path.join(path, "cgroup.kill"), "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+            time.sleep(0.01)
+
+
+# -- a NumPy/Python exercise's runner sees no Python package but NumPy (autograder.judge.session, NUMPY_RUNNERS) --
+def package_dirs() -> list[str]:
+    """Every directory of installed Python packages this interpreter (or the system's) would look in: the
+    site-packages and dist-packages of its prefixes, of the system's Pythons, the user's, and any on sys.path."""
+    import glob
+    import site
+    found = [p for p in sys.path if p and os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages")]
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/usr/local"}:
+        for kind in ("site-packages", "dist-packages"):
+            found += glob.glob(os.path.join(prefix, "lib*", "python3*", kind))
+            found += glob.glob(os.path.join(prefix, "lib*", "python3", kind))
+    try:
+        found.append(site.getusersitepackages())
+    except (AttributeError, OSError):
+        pass
+    out = []
+    for p in found:
+        q = os.path.realpath(p)
+        if os.path.isdir(q) and q not in out:
+            out.append(q)
+    return out
+
+
+def _allowed(name: str, packages) -> bool:
+    """Whether an entry of a package directory belongs to one of `packages` (numpy: numpy/, numpy.libs/ with its
+    vendored OpenBLAS, numpy-2.4.6.dist-info/)."""
+    base = name.split("-", 1)[0]
+    return any(base == p or base.startswith(p + ".") for p in packages)
+
+
+def only_packages(packages) -> list[str]:
+    """In this mount namespace: cover every package directory (package_dirs) with an empty tmpfs and bind back only
+    the entries of `packages`: torch, SciPy, CuPy, Triton and everything else installed are not on this file
+    system any more (not importable by path either, nor loadable with ctypes). The directories covered."""
+    covered = []
+    for d in sorted(package_dirs(), key=len):
+        try:
+            keep = {n: os.open(os.path.join(d, n), os.O_PATH | os.O_NOFOLLOW) for n in os.listdir(d)
+                    if _allowed(n, packages)}
+        except OSError:
+            continue
+        try:
+            _mount("flashcourse-packages", d, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+            for name, fd in keep.items():
+                target = os.path.join(d, name)
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.mkdir(target, 0o755)
+                else:
+                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+                _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+        finally:
+            for fd in keep.values():
+                os.close(fd)
+        covered.append(d)
+    return covered
 
 
 # -- the system calls, through libc (no `mount`/`setpriv` processes: the runner zygote, autograder.runner.zygote,
@@ -147,6 +346,10 @@ def _hide(path: str) -> None:
         raise SystemExit(f"sandbox: hiding {path} failed: {e}") from None
 
 
+# The runner's private /dev/shm (PyTorch's and the CPU layer's shared memory): capped, as its HOME is
+# (autograder.judge.session: HOME_BYTES); a memory cgroup, where there is one, counts its pages too.
+SHM_SIZE = os.environ.get("FLASHCOURSE_RUNNER_SHM", "1g")
+
 # Mount points left writable (and what lies below them): the device nodes (CUDA opens /dev/nvidia*) and
 # /proc of the new PID namespace. /proc/sys, /sys, /dev/shm and everything else become read-only; HOME
 # is bind-mounted onto itself first, so it stays writable and cannot be renamed or replaced by a link.
@@ -175,7 +378,7 @@ def _read_only_everywhere(home: str) -> None:
     fd = os.open(home, os.O_PATH | os.O_DIRECTORY)
     try:
         if os.path.isdir("/dev/shm"):
-            _mount("flashcourse-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=25%")
+            _mount("flashcourse-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SHM_SIZE}")
         os.makedirs(home, exist_ok=True)
         _mount(f"/proc/self/fd/{fd}", home, None, MS_BIND)  # HOME its own mount point (/tmp on / too)
     finally:
@@ -302,7 +505,7 @@ def give_home(home: str, uid: int) -> None:
             os.lchown(name, uid, uid)
 
 
-def enclose(home: str, hide: list[str]) -> int:
+def enclose(home: str, hide: list[str], packages: tuple = (), memory: int = 0) -> int:
     """Inside fresh mount (and PID, with /proc mounted) namespaces: hide the instructor's files, make every file
     system read-only but HOME's, set the resource limits and move to HOME. Capabilities are still there.
     The uid the process should take when it drops them: RUNNER_UID where that user can reach everything it
@@ -320,8 +523,10 @@ def enclose(home: str, hide: list[str]) -> int:
     for p in hide:
         if os.path.lexists(p):
             _hide(p)
+    if packages:
+        only_packages(packages)
     _read_only_everywhere(home)
-    limits()
+    limits(memory)
     os.chdir(home)
     return uid
 
@@ -505,11 +710,12 @@ def confine_to_group() -> tuple[bool, str]:
 
 
 def main(argv: list[str]) -> int:
-    hide, copy, home = [], [], None
+    hide, copy, home, packages, memory = [], [], None, [], [0]
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag, value = argv[i], argv[i + 1]
-        {"--hide": hide.append, "--copy": copy.append}.get(flag, lambda v: None)(value)
+        {"--hide": hide.append, "--copy": copy.append, "--package": packages.append,
+         "--memory": lambda v: memory.__setitem__(0, int(v))}.get(flag, lambda v: None)(value)
         if flag == "--home":
             home = value
         i += 2
@@ -523,7 +729,7 @@ def main(argv: list[str]) -> int:
         dst = os.path.join(home, os.path.basename(name))
         shutil.copy(name, dst)
         cmd = [dst if a == name else a for a in cmd]
-    uid = enclose(home, hide)
+    uid = enclose(home, hide, tuple(packages), memory[0])
     env = dict(os.environ, **environment(home))
     drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
     if uid:

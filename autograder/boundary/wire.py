@@ -28,10 +28,22 @@ class WireError(ValueError):
     """A message or buffer that does not follow the schema."""
 
 
-def encode(value, directory: str, prefix: str, known=None, lend=None) -> object:
+class HostTensor(np.ndarray):
+    """In a runner without torch (autograder.runner.numpy_only): an array that the judge made as a CPU tensor, with
+    the two methods a declaration calls on such an input (`inputs["x"].cpu().numpy()`)."""
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.view(np.ndarray)
+
+
+def encode(value, directory: str, prefix: str, known=None, lend=None, host: bool = False) -> object:
     """A JSON-safe tree for `value`; tensors and arrays go to raw files in `directory`, except where
     known(v) gives an entry for it (a view of a buffer already sent: {"guarded": j, ...}) or, for a GPU
-    tensor, lend(t) does (a copy in a GPU buffer lent by CUDA IPC: {"lent": handle, ...}, see gpushare)."""
+    tensor, lend(t) does (a copy in a GPU buffer lent by CUDA IPC: {"lent": handle, ...}, see gpushare).
+    host: for a runner without torch, CPU tensors go as NumPy arrays marked "tensor" (decoded as HostTensor)."""
     counter = [0]
 
     def enc(v):
@@ -56,6 +68,11 @@ def encode(value, directory: str, prefix: str, known=None, lend=None) -> object:
             _write_new(directory, name, a.reshape(-1).view(np.uint8) if a.size else b"")
             return {"buf": name, "lib": "numpy", "dtype": str(a.dtype), "shape": list(a.shape)}
         import torch
+        if isinstance(v, torch.Tensor) and host:
+            if v.is_cuda or str(v.dtype).removeprefix("torch.") not in _NUMPY_DTYPES:
+                raise WireError(f"a {v.dtype} tensor on {v.device} cannot go to a runner without torch")
+            entry = enc(v.detach().contiguous().numpy())
+            return {**entry, "like": "tensor"}
         if isinstance(v, torch.Tensor):
             if lend is not None and v.is_cuda and v.numel():
                 dtype = str(v.dtype).removeprefix("torch.")
@@ -195,7 +212,8 @@ def _buffer(v: dict, directory: str, device: str, budget: list[int]):
         data = _read_regular(os.path.join(directory, name), _take(budget, n * np.dtype(dtype).itemsize, name))
         if len(data) != n * np.dtype(dtype).itemsize:
             raise WireError(f"buffer {name}: {len(data)} bytes for shape {shape} {dtype}")
-        return data.view(dtype).reshape(shape)
+        out = data.view(dtype).reshape(shape)
+        return out.view(HostTensor) if v.get("like") == "tensor" else out
     if lib == "torch":
         import torch
         if dtype not in _TORCH_DTYPES:

@@ -59,6 +59,57 @@ GPU_DRAIN_S = 10.0
 # CUDA errors that leave a context unusable: every later call in that process fails with them too
 STICKY = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
           "device-side assert", "illegal instruction", "CUDA_ERROR_ILLEGAL", "cudaErrorIllegal", "context is destroyed")
+# The rest of a notebook's time: every check, runner start and cell load of one Session (its NumPy runner's too)
+# together, counted while a check runs (not while it waits for the GPU's lock). LOAD_BUDGET bounds the cells that
+# hang, a check its own timeout; without this a notebook whose slow cells reload after every check that kills its
+# runner, or whose many checks each run just under their timeouts, could hold a worker for hours. Once spent, the
+# checks left are not run (timed out, said why).
+NOTEBOOK_BUDGET = {"cpu": 1200.0, "gpu": 600.0}
+
+
+def _size(text: str | None, default: int) -> int:
+    """Bytes from an instructor's setting ("4g", "512m", "1048576"), or the default."""
+    if not text:
+        return default
+    text = text.strip().lower()
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+    return int(float(text.rstrip("kmg")) * mult)
+
+
+def _ram() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 16 << 30
+
+
+# What one runner may use (FLASHCOURSE_RUNNER_MEMORY, _HOME, _OUTPUT override them):
+# memory: a cgroup v2 of its own (memory.max, no swap; its tmpfs pages count too) where this judge can make one
+#   (sandbox.cgroup_root), else RLIMIT_DATA (sandbox.limits: not RLIMIT_AS, which breaks CUDA); a quarter of
+#   the machine's memory, at least 2 GiB and at most 16 GiB;
+# HOME (and the buffers the judge and the runner exchange there): a tmpfs of its own of that size, mounted by the
+#   judge where the sandbox is available (grown for a request whose inputs need more room), else a plain directory;
+# output: what its processes print comes to the judge through a pipe, of which the last 64 KiB are kept (feedback);
+#   past OUTPUT_CAP bytes in all the runner is stopped and its check fails.
+RUNNER_MEMORY = _size(os.environ.get("FLASHCOURSE_RUNNER_MEMORY"), max(2 << 30, min(16 << 30, _ram() // 4)))
+HOME_BYTES = _size(os.environ.get("FLASHCOURSE_RUNNER_HOME"), 4 << 30)
+OUTPUT_CAP = _size(os.environ.get("FLASHCOURSE_RUNNER_OUTPUT"), 16 << 20)
+OUTPUT_KEPT = 64 << 10
+# NumPy/Python exercises (Exercise.kind "python") are graded in a runner of their own that never imported torch and,
+# in the sandbox, whose file system holds no Python package but NumPy (autograder.runner.numpy_only). Tests switch it
+# off only to show what it prevents.
+NUMPY_RUNNERS = True
+NUMPY_PACKAGES = ("numpy",)
+FLOODED = ("your code printed more than {cap} (the grader keeps only the end of what a runner prints): it was "
+           "stopped; this check fails")
+MEMORY_KILLED = ("your code used more than {cap} of memory (the limit of the grader's process for it): the kernel "
+                 "stopped it; this check fails")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 1 << 30 else f"{n / 2**20:.3g} MiB"
+
+
 MAX_GUARDS = 4096  # guarded buffers in one answer (an exercise has a handful of outputs per call, 16 input sets)
 REPLY_SLACK, REPLY_FACTOR = 256 << 20, 4  # an answer's buffers: at most 256 MiB + 4x the largest inputs sent
 
@@ -90,11 +141,14 @@ _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "LC_", "TZ", "TERM", "PYTHON", "VIRTUAL
              "CC", "CXX", "NCCL_")
 
 
-def _env() -> dict:
+def _env(numpy_only: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["FLASHCOURSE_MODE"] = mode.MODE
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.pop("FLASHCOURSE_RUNNER", None)
+    if numpy_only:  # no GPU, no torch: autograder.runner.numpy_only
+        env.update(FLASHCOURSE_RUNNER="numpy", FLASHCOURSE_MODE="cpu")
     return env
 
 
@@ -113,6 +167,37 @@ def _scratch() -> str:
 _SWEPT: list[int] = []
 
 
+def _cap_home(path: str) -> int:
+    """Make a runner's new HOME a tmpfs of HOME_BYTES (where the sandbox is available: root); its size, or 0."""
+    if not sandbox.status()[0]:
+        return 0
+    try:
+        sandbox.mount_tmpfs(path, HOME_BYTES)
+        return HOME_BYTES
+    except OSError as e:
+        _Zygote.say_once(f"runners' HOME is not size-limited here (a tmpfs could not be mounted: {e})")
+        return 0
+
+
+_CGROUP: list = []  # [the directory under which runners' cgroups are made, or None], found once
+
+
+def _runner_cgroup() -> str | None:
+    """A new memory cgroup for one runner (RUNNER_MEMORY), or None where this judge cannot make one."""
+    if not _CGROUP:
+        _CGROUP.append(sandbox.cgroup_root())
+        if _CGROUP[0] is None and sandbox.status()[0]:
+            _Zygote.say_once(f"no cgroup v2 memory controller for runners here: each runner's memory is limited by "
+                             f"RLIMIT_DATA ({_gib(RUNNER_MEMORY)}; page cache not counted)")
+    if _CGROUP[0] is None:
+        return None
+    try:
+        return sandbox.make_cgroup(_CGROUP[0], f"flashcourse-{os.getpid()}-{secrets.token_hex(6)}", RUNNER_MEMORY)
+    except OSError as e:
+        _Zygote.say_once(f"a runner's memory cgroup could not be made ({e}): RLIMIT_DATA instead")
+        return None
+
+
 def sweep_scratch(base: str) -> int:
     """Remove the scratch directories of judges that died without cleaning up (killed, out of memory): in
     /dev/shm they would hold memory until the machine restarts. How many went."""
@@ -129,7 +214,10 @@ def sweep_scratch(base: str) -> int:
             pass
         except PermissionError:
             continue  # someone else's, alive
-        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        path = os.path.join(base, name)
+        if os.path.ismount(path):  # a runner's HOME tmpfs (_cap_home)
+            sandbox.unmount(path)
+        shutil.rmtree(path, ignore_errors=True)
         gone += 1
     return gone
 
@@ -182,15 +270,21 @@ class _Zygote:
     lock = threading.Lock()
     current: _Zygote | None = None
     broken: str | None = None  # why a zygote could not start here: runners start the slow way from then on
+    numpy_current: _Zygote | None = None  # the same two for NumPy-only runners (autograder.runner.numpy_only)
+    numpy_broken: str | None = None
     said: set[str] = set()
     retired: list[_Zygote] = []  # zygotes of an earlier sandbox setting (FLASHCOURSE_SANDBOX changed)
 
-    def __init__(self, sandboxed: bool):
-        self.owner, self.sandboxed = os.getpid(), sandboxed
+    def __init__(self, sandboxed: bool, numpy_only: bool = False):
+        self.owner, self.sandboxed, self.numpy_only = os.getpid(), sandboxed, numpy_only
+        if not mode.GPU and not numpy_only:  # the CPU layer's header, precompiled once for runners (read-only there)
+            from course.cpucuda import pch
+            pch.prepare()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock, self.ready = mine, None
         self.log = tempfile.TemporaryFile("w+")
-        env = dict(_env(), FLASHCOURSE_MODE_PROBED="1", FLASHCOURSE_ZYGOTE_SANDBOX="1" if sandboxed else "0")
+        env = dict(_env(numpy_only), FLASHCOURSE_MODE_PROBED="1",
+                   FLASHCOURSE_ZYGOTE_SANDBOX="1" if sandboxed else "0")
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", ZYGOTE, str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,
@@ -220,8 +314,9 @@ class _Zygote:
             self.ready = msg
         return self.ready
 
-    def spawn(self, fds: tuple[int, int, int], home: str, hide: list[str]) -> _Forked:
-        req = {"op": "spawn", "env": _env(), "dir": home, "sandbox": self.sandboxed, "hide": hide}
+    def spawn(self, fds: tuple[int, int, int], home: str, hide: list[str], limits: dict) -> _Forked:
+        req = {"op": "spawn", "env": _env(self.numpy_only), "dir": home, "sandbox": self.sandboxed, "hide": hide,
+               **limits}
         socket.send_fds(self.sock, [json.dumps(req).encode()], list(fds))
         msg, got = self._receive(60.0, "spawn")
         if not msg.get("ok") or len(got) != 1:
@@ -250,39 +345,44 @@ class _Zygote:
             print(f"flashcourse: {what}", file=sys.stderr)
 
     @classmethod
-    def runner(cls, fds: tuple[int, int, int], home: str, hide: list[str]) -> _Forked | None:
-        """A runner forked by the zygote, or None (said once why) where the subprocess path must do."""
+    def runner(cls, fds: tuple[int, int, int], home: str, hide: list[str], numpy_only: bool = False,
+               limits: dict | None = None) -> _Forked | None:
+        """A runner forked by the zygote (of the NumPy-only kind if asked), or None (said once why) where the
+        subprocess path must do."""
         if os.environ.get("FLASHCOURSE_ZYGOTE") == "0":
             return None
         sandboxed = sandbox.status()[0]
+        kind = bool(numpy_only)
+        cur, brk = ("numpy_current", "numpy_broken") if kind else ("current", "broken")
         with cls.lock:
-            if cls.broken:
-                cls.say(cls.broken)
+            if getattr(cls, brk):
+                cls.say(getattr(cls, brk))
                 return None
             why = None
             for _ in range(2):  # a zygote that died since the last runner is started again, once
-                z = cls.current
+                z = getattr(cls, cur)
                 if z is None or z.owner != os.getpid() or z.sandboxed != sandboxed or z.proc.poll() is not None:
                     if z is not None and z.owner == os.getpid():
                         if z.proc.poll() is None:  # another sandbox setting: its runners live on
                             cls.retired.append(z)
                         else:
                             z.close()
-                    z = cls.current = _Zygote(sandboxed)
+                    z = _Zygote(sandboxed, kind)
+                    setattr(cls, cur, z)
                 fresh = z.ready is None
                 try:
                     ready = z.wait_ready()
                     if sandboxed and not ready.get("sandbox", [False])[0]:
-                        cls.broken = f"the zygote cannot enter the sandbox: {ready.get('sandbox')}"
-                        cls.say(cls.broken)
+                        setattr(cls, brk, f"the zygote cannot enter the sandbox: {ready.get('sandbox')}")
+                        cls.say(getattr(cls, brk))
                         return None
-                    return z.spawn(fds, home, hide)
+                    return z.spawn(fds, home, hide, limits or {})
                 except Exception as e:  # noqa: BLE001  (whatever it was: the slow path still works)
                     why = str(e) or type(e).__name__
                     z.close()
-                    cls.current = None
+                    setattr(cls, cur, None)
                     if fresh:  # it never worked here: do not pay its start again for every runner
-                        cls.broken = why
+                        setattr(cls, brk, why)
                         break
             cls.say(why)
             return None
@@ -305,25 +405,44 @@ class _Lending:
 
 
 class _Process:
-    def __init__(self):
+    def __init__(self, numpy_only: bool = False):
+        self.numpy_only = numpy_only
         self.dir = _scratch()
-        self.log = tempfile.TemporaryFile("w+")
+        self.home_size = _cap_home(self.dir)  # bytes of its tmpfs, or 0 where HOME is a plain directory
+        self.cgroup = _runner_cgroup()  # its memory cgroup, or None (then RLIMIT_DATA)
+        self.log_r, log_w = os.pipe()  # what its processes print: read here, capped (see OUTPUT_CAP)
+        os.set_blocking(self.log_r, False)
+        self.out, self.printed_bytes = bytearray(), 0
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         hide = sandbox.hidden_paths(ROOT, os.getcwd())
+        packages = NUMPY_PACKAGES if numpy_only else ()
+        memory = 0 if self.cgroup else RUNNER_MEMORY
+        limits = {"packages": list(packages), "memory": memory, "cgroup": self.cgroup}
         try:
             # the zygote imported the exercise declarations before forking: their files can be hidden too
-            self.proc = _Zygote.runner((req_r, rep_w, self.log.fileno()), self.dir,
-                                       hide + [os.path.join(ROOT, "autograder", "declare", "exercises")])
+            self.proc = _Zygote.runner((req_r, rep_w, log_w), self.dir,
+                                       hide + [os.path.join(ROOT, "autograder", "declare", "exercises")],
+                                       numpy_only, limits)
             if self.proc is None:
                 argv = sandbox.wrap([sys.executable, "-m", WORKER, str(req_r), str(rep_w)],
-                                    home=self.dir, hide=hide)
+                                    home=self.dir, hide=hide, packages=packages, memory=memory)
+                cgroup = self.cgroup
+                env = _env(numpy_only)
+                if not sandbox.status()[0] and memory:  # no sandbox to set it: the worker's own RLIMIT_DATA
+                    env["FLASHCOURSE_RUNNER_MEMORY_LIMIT"] = str(memory)
                 self.proc = subprocess.Popen(argv, pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL,
-                                             stdout=self.log, stderr=subprocess.STDOUT, env=_env(), cwd=self.dir,
-                                             start_new_session=True)
+                                             stdout=log_w, stderr=subprocess.STDOUT, env=env, cwd=self.dir,
+                                             start_new_session=True,
+                                             preexec_fn=(lambda: sandbox.join_cgroup(cgroup)) if cgroup else None)
+        except BaseException:
+            os.close(self.log_r)
+            self._release()
+            raise
         finally:
             os.close(req_r)
             os.close(rep_w)
+            os.close(log_w)
         self.req, self.rep = req_w, rep_r
         self.pool = None  # GPU buffers lent to this runner (gpushare.Pool), freed once it is gone
         self.arena = None  # (uint8 tensor, size) of the output arena lent with the last run/bench_prepare
@@ -469,10 +588,56 @@ class _Process:
         except (BrokenPipeError, OSError):
             raise RunnerGone(self.death()) from None
 
+    def drain(self) -> None:
+        """Read what the runner printed (kept: its last OUTPUT_KEPT bytes); RunnerGone past OUTPUT_CAP in all."""
+        while self.log_r is not None:
+            try:
+                data = os.read(self.log_r, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:  # every process of the runner has closed it: gone
+                os.close(self.log_r)
+                self.log_r = None
+                return
+            self.printed_bytes += len(data)
+            self.out += data
+            if len(self.out) > 2 * OUTPUT_KEPT:
+                del self.out[:-OUTPUT_KEPT]
+            if self.printed_bytes > OUTPUT_CAP:
+                raise RunnerGone(FLOODED.format(cap=_gib(OUTPUT_CAP)))
+
+    def home_full(self) -> bool:
+        """Whether the runner's HOME tmpfs is (nearly) full: the next request's answer might not fit."""
+        if not self.home_size:
+            return False
+        try:
+            st = os.statvfs(self.dir)
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < min(self.home_size // 4, REPLY_SLACK)
+
+    def make_room(self, nbytes: int) -> None:
+        """Grow the runner's HOME tmpfs (where one is mounted) so that a request's inputs of nbytes, sent as files,
+        and its answer fit beside HOME_BYTES of the runner's own."""
+        extra = (1 + REPLY_FACTOR) * nbytes  # the inputs, and at most this many bytes of outputs (see REPLY_FACTOR)
+        want = HOME_BYTES + extra
+        if self.home_size and extra > HOME_BYTES // 4 and want > self.home_size:
+            sandbox.resize_tmpfs(self.dir, want)
+            self.home_size = want
+
     def receive(self, timeout: float) -> dict:
-        ready, _, _ = select.select([self.rep], [], [], max(0.0, timeout))
-        if not ready:
-            raise TimeoutError
+        until = time.monotonic() + max(0.0, timeout)
+        while True:
+            self.drain()
+            waits = [self.rep] + ([self.log_r] if self.log_r is not None else [])
+            ready, _, _ = select.select(waits, [], [], max(0.0, until - time.monotonic()))
+            if self.rep in ready:
+                break
+            if not ready:
+                raise TimeoutError
+        timeout = until - time.monotonic()
         try:
             return wire.receive(self.rep, time.monotonic() + max(0.0, timeout))
         except EOFError:
@@ -481,14 +646,20 @@ class _Process:
             raise RunnerGone(f"the grader's process sent a malformed message ({str(e)[:200]})") from None
 
     def tail(self, n: int = 8) -> str:
-        self.log.seek(0)
-        return "\n".join(self.log.read()[-20000:].strip().splitlines()[-n:])
+        try:
+            self.drain()
+        except RunnerGone:
+            pass
+        text = bytes(self.out[-20000:]).decode(errors="replace")
+        return "\n".join(text.strip().splitlines()[-n:])
 
     def death(self) -> str:
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
+        if self.cgroup and sandbox.cgroup_oom_kills(self.cgroup):
+            return MEMORY_KILLED.format(cap=_gib(RUNNER_MEMORY))
         how = "no exit code" if code is None else f"signal {-code}" if code < 0 else f"exit code {code}"
         tail = self.tail()
         hint = " An illegal memory access: some thread read or wrote outside its tensor." \
@@ -512,13 +683,13 @@ class _Process:
             except (ProcessLookupError, PermissionError):
                 pass
             self.proc.wait()
-        for fd in (self.req, self.rep):
+        for fd in (self.req, self.rep) + ((self.log_r,) if self.log_r is not None else ()):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.log_r = None
+        self._release()
         if self.pool is not None:
             gone = self.proc.gone if isinstance(self.proc, _Forked) else self.proc.poll() is not None
             if gone:  # nothing maps these buffers any more
@@ -526,6 +697,16 @@ class _Process:
             else:  # a runner we could not see exit may still map them: never reuse that memory (leak it)
                 _LEAKED.append(self.pool)
             self.pool, self.arena = None, None
+
+    def _release(self) -> None:
+        """Its HOME (unmounted first, if it is a tmpfs of its own) and its cgroup go."""
+        if getattr(self, "home_size", 0):
+            sandbox.unmount(self.dir)
+            self.home_size = 0
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if getattr(self, "cgroup", None):
+            sandbox.remove_cgroup(self.cgroup)
+            self.cgroup = None
 
     def clear(self) -> None:
         for name in os.listdir(self.dir):
@@ -601,33 +782,81 @@ def _wait(t) -> None:
         torch.cuda.synchronize(t.device)
 
 
-class Session:
-    """One submission, one warm runner, any number of checks (each decided by the judge here)."""
+def _input_bytes(tree) -> int:
+    """Bytes of the tensors and arrays in a request's inputs (what goes to the runner's HOME as files)."""
+    if isinstance(tree, dict):
+        return sum(_input_bytes(v) for v in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return sum(_input_bytes(v) for v in tree)
+    if hasattr(tree, "nbytes") and isinstance(getattr(tree, "nbytes"), int):
+        return int(tree.nbytes)
+    if hasattr(tree, "element_size") and hasattr(tree, "numel"):
+        return int(tree.numel() * tree.element_size())
+    return 0
 
-    def __init__(self, cells: list[Cell]):
+
+class _Budget:
+    """A notebook's time (NOTEBOOK_BUDGET), shared by its Session and that Session's NumPy runner."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.spent = float(seconds), 0.0
+        self.hung = 0.0  # seconds spent waiting on cells that hung (against LOAD_BUDGET)
+
+    def left(self) -> float:
+        return self.seconds - self.spent
+
+    def why(self) -> str:
+        return (f"not run: this notebook's checks used up its time budget ({self.seconds:.0f} s for every check, "
+                "start and cell load of the notebook together)")
+
+
+class Session:
+    """One submission, one warm runner, any number of checks (each decided by the judge here); NumPy/Python
+    exercises in a second runner of their own, without torch (NUMPY_RUNNERS)."""
+
+    def __init__(self, cells: list[Cell], *, numpy_only: bool = False, budget: _Budget | None = None):
+        self.numpy_only = numpy_only
+        self.budget = budget or _Budget(NOTEBOOK_BUDGET[mode.MODE])
+        self.numpy: Session | None = None  # the Session of this notebook's NumPy-only runner, once needed
         self.cells = list(cells)
+        # (shared with the NumPy-only runner's Session: a cell that hung or killed one runner is left out of both)
         self.skipped: dict[int, str] = {}  # cells left out after they hung or killed the runner
         self.skip_kind: dict[int, Kind] = {}  # why each was left out: TIMED_OUT, DIED, or FAILED (no budget left)
-        self.hung_s = 0.0  # seconds spent waiting on cells that hung (against LOAD_BUDGET)
-        self.proc: _Process | None = None
+        self._proc: _Process | None = None
+        self._last_numpy = False  # whether the last check was served by the NumPy-only runner (see proc)
         self.errors: list[dict] = []
         self.tampered: list[dict] = []
         self.printed: dict[int, str] = {}  # what each cell printed while it loaded (feedback only)
         self.timed_out: dict[str, str] = {}  # exercise -> the check that ran out of time
         self.n = 0
         self.sent = 0  # bytes of the largest inputs sent (an answer's buffers are capped from it)
-        self.no_lending = False  # True once lending GPU buffers to this session's runner failed: files
+        self.no_lending = numpy_only  # True once lending GPU buffers to this session's runner failed: files
         self.sealed = None  # (arena, its saved contents) while a timed batch's outputs are sealed
 
+    @property
+    def proc(self) -> _Process | None:
+        """The runner that served the last check (this Session's own, or its NumPy-only runner's)."""
+        if self._last_numpy and self.numpy is not None:
+            return self.numpy.proc
+        return self._proc
+
+    @proc.setter
+    def proc(self, p: _Process | None) -> None:
+        self._proc, self._last_numpy = p, False
+
     # -- the runner's life --
-    def _start(self) -> None:
-        while self.proc is None:
-            p = _Process()
+    def _start(self, until: float | None = None) -> None:
+        """Start the runner and load the cells, if it is not running; `until`: where the notebook's time budget
+        ends (RunnerGone then, and no cell is blamed)."""
+        while self._proc is None:
+            p = _Process(self.numpy_only)
             p.send({"cells": [c.to_json() for c in self.cells], "dir": p.dir, "skip": sorted(self.skipped)})
             current = None
             limit = START_TIMEOUT
-            per_cell = min(CELL_TIMEOUT[mode.MODE], max(1.0, LOAD_BUDGET[mode.MODE] - self.hung_s))
+            per_cell = min(CELL_TIMEOUT[mode.MODE], max(1.0, LOAD_BUDGET[mode.MODE] - self.budget.hung))
             overall = time.monotonic() + START_TIMEOUT + per_cell * (len(self.cells) + 1)
+            if until is not None:
+                overall = min(overall, until)
             try:
                 while True:
                     msg = p.receive(min(limit, overall - time.monotonic()))
@@ -653,32 +882,43 @@ class Session:
                         _Zygote.say_once(f"runners keep uid 0 without capabilities: {str(msg['uid_why'])[:300]} "
                                          "(make the course and Python readable to others for user nobody)")
                     p.freeze()  # loaded: it runs again with the judge's next request
-                    self.proc = p
+                    self._proc = p
                     break
             except (TimeoutError, RunnerGone) as e:
                 why = (f"it did not finish in {limit:.0f} s: {HANG_HINT}" if isinstance(e, TimeoutError)
                        else str(e))
                 p.kill()
+                if isinstance(e, TimeoutError) and until is not None and time.monotonic() >= until - 0.05:
+                    raise RunnerGone(self.budget.why()) from None  # the notebook's time, not this cell's fault
                 if current is None or current in self.skipped or not 0 <= current < len(self.cells):
                     raise RunnerGone(f"the grader could not start your code: {why}") from None
                 self.skipped[current] = f"cell {self.cells[current].origin or current} stopped the grader: {why}"
                 self.skip_kind[current] = Kind.TIMED_OUT if isinstance(e, TimeoutError) else Kind.DIED
                 if isinstance(e, TimeoutError):
-                    self.hung_s += limit
-                if self.hung_s >= LOAD_BUDGET[mode.MODE]:  # the notebook's budget is spent: no more waiting
+                    self.budget.hung += limit
+                if self.budget.hung >= LOAD_BUDGET[mode.MODE]:  # the notebook's budget is spent: no more waiting
                     for later in range(current + 1, len(self.cells)):
                         self.skipped.setdefault(later, (
                             f"cell {self.cells[later].origin or later} not run: the notebook's cells that hung "
                             f"used up its loading budget ({LOAD_BUDGET[mode.MODE]:.0f} s)"))
 
+    def _retire(self) -> None:
+        """Kill the runner after its answer: the next check starts a fresh one (its cells loaded again)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc = None
+
     def close(self) -> None:
-        if self.proc is not None:
+        if self.numpy is not None:
+            self.numpy.close()
+            self.numpy = None
+        if self._proc is not None:
             try:
-                self.proc.send({"op": "quit"})
+                self._proc.send({"op": "quit"})
             except RunnerGone:
                 pass
-            self.proc.kill()
-            self.proc = None
+            self._proc.kill()
+            self._proc = None
 
     def __enter__(self):
         return self
@@ -711,7 +951,7 @@ class Session:
         return lend, sizes
 
     def request(self, op: str, ex, inputs, deadline: float, **extra) -> dict:
-        p = self.proc
+        p = self._proc
         self.n += 1
         if op not in ("bench_go", "ping"):
             p.clear()
@@ -735,7 +975,9 @@ class Session:
                 self.no_lending = True
                 lending, p.arena = None, None
             if lending is None:
-                msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_")
+                p.make_room(_input_bytes(inputs))
+                # a NumPy-only runner has no torch: the judge's CPU tensors go to it as arrays (wire: host)
+                msg["inputs"] = wire.encode(inputs, p.dir, f"i{self.n}_", host=self.numpy_only)
             self.sent = max(self.sent, wire.nbytes(msg["inputs"]))
         if p.arena is not None:  # buffers in the arena are claimed afresh by each answer
             p.arena = (p.arena[0], [])
@@ -835,10 +1077,25 @@ class Session:
 
     def check(self, exercise_id: str, check: str, *, seed: int | None = None,
               timeout: float | None = None) -> Verdict:
-        from autograder.judge.grading import run_check
         ex = registry.get(exercise_id)
         if check not in ex.checks:
             raise KeyError(f"{exercise_id} has no check {check!r}; it has {', '.join(ex.checks)}")
+        if ex.kind == "python" and NUMPY_RUNNERS and not self.numpy_only:  # in the notebook's NumPy-only runner
+            if self.numpy is None:
+                self.numpy = Session(self.cells, numpy_only=True, budget=self.budget)
+                self.numpy.skipped, self.numpy.skip_kind = self.skipped, self.skip_kind
+            self._last_numpy = True
+            return self.numpy.check(exercise_id, check, seed=seed, timeout=timeout)
+        self._last_numpy = False
+        t0 = time.monotonic()
+        try:
+            return self._check(ex, check, seed, timeout)
+        finally:
+            self.budget.spent += time.monotonic() - t0
+
+    def _check(self, ex, check: str, seed: int | None, timeout: float | None) -> Verdict:
+        from autograder.judge.grading import run_check
+        exercise_id = ex.id
         seed = secrets.randbelow(2**31) if seed is None else seed  # the judge's secret: never sent
         from autograder.declare.exercise import TIMED_CHECKS
         limit = ex.timeout_s[mode.MODE]
@@ -851,44 +1108,57 @@ class Session:
         if exercise_id in self.timed_out:  # a hang there would cost another full timeout for nothing
             return result(Kind.TIMED_OUT, f"not run: the {self.timed_out[exercise_id]} check of this exercise timed "
                                           f"out ({HANG_HINT})")
+        if self.budget.left() <= 0:
+            return result(Kind.TIMED_OUT, self.budget.why())
         try:
-            self._start()
+            self._start(until=t0 + self.budget.left())
         except RunnerGone as e:
-            return result(Kind.DIED, str(e))
+            return result(Kind.TIMED_OUT if str(e) == self.budget.why() else Kind.DIED, str(e))
         problem = self._load_problem(ex)
         if problem:
             return result(*problem)
+        by_budget = self.budget.left() < timeout  # (time spent loading counts against both)
+        timeout = min(timeout, self.budget.left())
         deadline = t0 + timeout
         try:
             verdict = run_check(ex, check, _Remote(self, deadline), seed)
         except RunnerFailed as e:
             message = str(e)
             if e.fatal:  # its CUDA context is lost: the next check gets a fresh runner
-                self.proc.kill()
-                self.proc = None
+                self._proc.kill()
+                self._proc = None
                 message += "\n(the CUDA context of your code's process was lost; later checks run in a fresh one)"
+            elif message.startswith(("your code ran out of memory", "your code filled the disk space")):
+                self._retire()  # what it holds (a global list, files in HOME) must not cost the next check
+            elif self._proc is not None and self._proc.home_full():
+                self._retire()
             if e.kind == "missing":
                 message += "".join(f"; cell {self.cells[x['cell']].origin} failed: {x.get('message', '')[:300]}"
                                    for x in self.errors if isinstance(x.get("cell"), int)
                                    and 0 <= x["cell"] < len(self.cells))
-            return result(Kind.FAILED, message)
+            return result(Kind.NOT_IMPLEMENTED if e.kind == "not_implemented" else Kind.FAILED, message)
         except TimeoutError as e:
-            self.proc.kill()
-            self.proc = None
+            self._proc.kill()
+            self._proc = None
             self.timed_out[exercise_id] = check
+            if by_budget and not isinstance(e, DrainTimeout):
+                return result(Kind.TIMED_OUT, f"stopped after {timeout:.0f} s: this notebook's time budget "
+                                              f"({self.budget.seconds:.0f} s for all its checks) ran out")
             what = str(e) if isinstance(e, DrainTimeout) else f"timed out after {timeout:.0f} s and was stopped"
             return result(Kind.TIMED_OUT, f"{what}: {HANG_HINT}")
         except RunnerGone as e:
-            if self.proc is not None:
-                self.proc.kill()
-                self.proc = None
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc = None
             return result(Kind.DIED, str(e))
         except Exception as e:  # anything else the runner's answer broke: this check fails, nothing more
-            if self.proc is not None:
-                self.proc.kill()
-                self.proc = None
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc = None
             return result(Kind.FAILED, f"the grader could not use what your code returned: {type(e).__name__}: "
                                        f"{str(e)[:500]}")
+        if self._proc is not None and self._proc.home_full():  # its files would cost the next check: a fresh runner
+            self._retire()
         # a failure the judge found names the seed of its inputs (a finding on drawn inputs can be drawn again)
         return replace(verdict, seconds=time.monotonic() - t0, seed=None if verdict.passed else seed)
 

@@ -152,7 +152,9 @@ def audited(ex: Exercise, ns: dict, call):
     Triton exercise's wrapper launches its own @triton.jit kernels."""
     ops: list[str] = []
     box, ran = [], None
-    with audit_torch_ops(ops), (counting_triton_launches(ns) if ex.kind == "triton"
+    # a NumPy/Python exercise in its own runner (autograder.runner.numpy_only): no torch there to audit, nor to use
+    watch = contextlib.nullcontext() if _torchless(ex) else audit_torch_ops(ops)
+    with watch, (counting_triton_launches(ns) if ex.kind == "triton"
                                 else contextlib.nullcontext([1])) as launches:
         if mode.GPU and ex.kind in ("triton", "cuda"):
             ran = gpu_kernels_run(lambda: box.append(call()))
@@ -197,9 +199,17 @@ def _audit_findings(ex: Exercise, ns: dict, ops: list, ran, launches: int) -> No
             raise Failure("no GPU kernel ran: the output must come from a kernel")
 
 
+def _torchless(ex: Exercise) -> bool:
+    """A NumPy/Python exercise served by a runner that has no torch (autograder.runner.numpy_only)."""
+    import sys
+    return ex.kind == "python" and "torch" not in sys.modules
+
+
 def precheck(ex: Exercise, ns: dict) -> None:
     """Raise what a student should read first: a stub still in place, a name not defined, an entry of a CUDA
     exercise that is not a kernel (or device function) compiled from CUDA source."""
+    if _torchless(ex):
+        return  # neither kernels nor CUDA stubs in a NumPy-only runner (course.cuda needs torch)
     from course.cuda import CompileFailed, CudaKernel, DeviceFunction, _StubKernel
     from course.errors import NotImplementedYet
     for name in ex.entry:
@@ -370,7 +380,7 @@ def op_memory(ex: Exercise, ns: dict, inputs: dict) -> dict:
     tracemalloc.start()
     stopped = False
     try:
-        with largest_allocation(seen):
+        with contextlib.nullcontext() if _torchless(ex) else largest_allocation(seen):
             out = ex.run(ns, inputs, outs)
         _sync()
         stopped = not tracemalloc.is_tracing()

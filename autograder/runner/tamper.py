@@ -70,7 +70,7 @@ def _cell_contents(fn):
 
 class Snapshot:
     def __init__(self):
-        import torch
+        torch = sys.modules.get("torch")  # absent in a NumPy-only runner (autograder.runner.numpy_only)
 
         from autograder.declare import registry
         watched = WATCHED + tuple(sorted(n for n in sys.modules if n.startswith(CHAPTERS)))
@@ -78,9 +78,11 @@ class Snapshot:
         self.modules.update({n: {k: v for k, v in vars(sys.modules[n]).items() if _is_callable(v)}
                              for n in CALLABLES_ONLY if n in sys.modules})
         from autograder.runner import execute
-        classes = [torch.Tensor, execute.Outputs, execute._Reuse]
-        for c in (torch.cuda.Event, torch.cuda.CUDAGraph):  # and their bases (torch._C's): what timing calls
-            classes += [b for b in c.__mro__ if b is not object]
+        classes = [execute.Outputs, execute._Reuse]
+        if torch is not None:
+            classes.append(torch.Tensor)
+            for c in (torch.cuda.Event, torch.cuda.CUDAGraph):  # and their bases (torch._C's): what timing calls
+                classes += [b for b in c.__mro__ if b is not object]
         self.classes = {c: dict(vars(c)) for c in classes}
         # what is inside each watched function (a swapped code object keeps the function's identity)
         found = [f for n, saved in self.modules.items() for f in _functions(n, saved)]

@@ -33,8 +33,16 @@ def describe(e: BaseException) -> tuple[str, str]:
     from autograder.declare.submission import MissingName
     from autograder.runner.tamper import Tampered
     from course.errors import CudaCompileError, NeedsGPU, NotImplementedYet
+    from autograder.runner import numpy_only
     if isinstance(e, Failure):
         return "failure", str(e)
+    if isinstance(e, MemoryError):
+        return "raised", f"your code ran out of memory (MemoryError){_memory_limit()}"
+    if isinstance(e, OSError) and e.errno == 28:  # ENOSPC: its HOME (a tmpfs of its own) or /dev/shm is full
+        return "raised", (f"your code filled the disk space it may write ({e}): the grader's process for your code has "
+                          f"{_home_size()} in its HOME, its temporary directory included")
+    if isinstance(e, ImportError) and numpy_only.wanted() and (e.name or "").split(".")[0] in numpy_only.FOREIGN:
+        return "raised", f"your code imports {e.name}: {numpy_only.WHY}"
     if isinstance(e, Tampered):
         return "tampered", str(e)
     if isinstance(e, (NotImplementedYet, NotImplementedError)):
@@ -51,6 +59,47 @@ def describe(e: BaseException) -> tuple[str, str]:
     if f"{type(e).__name__}: " in frames or frames.endswith(type(e).__name__):
         return "raised", f"your code raised {type(e).__name__}:\n{frames}"
     return "raised", f"your code raised {type(e).__name__}: {e}\n{frames}".strip()
+
+
+class _CellOutput(io.TextIOBase):
+    """A cell's stdout while it loads: the start kept (shown under the cell in the graded notebook), everything passed
+    on to the runner's log as it comes (the judge reads that with a cap: a cell that prints without bound is
+    stopped there, instead of filling this process's memory)."""
+    KEEP = 4000
+
+    def __init__(self, real):
+        self.real, self.kept = real, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s) -> int:
+        s = str(s)
+        if len(self.kept) < self.KEEP:
+            self.kept += s[:self.KEEP - len(self.kept)]
+        self.real.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+
+def _memory_limit() -> str:
+    """The memory this runner may use, as a clause of a message ("" where none is known)."""
+    import resource
+    limit = os.environ.get("FLASHCOURSE_RUNNER_MEMORY_LIMIT", "")
+    if not limit.isdigit():
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+        limit = "" if soft == resource.RLIM_INFINITY else str(soft)
+    return f": the grader's process for your code may use at most {int(limit) / 2**30:.2g} GiB" if limit else ""
+
+
+def _home_size() -> str:
+    try:
+        st = os.statvfs(os.path.expanduser("~"))
+        return f"{st.f_blocks * st.f_frsize / 2**20:.0f} MiB"
+    except OSError:
+        return "a fixed size"
 
 
 def _guarded(run, snap):
@@ -109,11 +158,13 @@ def _load(hello: dict, reply_fd: int):
     from autograder.boundary import wire
     from autograder.declare.submission import Cell, load
     from autograder.runner.tamper import Snapshot
-    import torch._dynamo  # noqa: F401  (imported lazily by the audit; it rewraps torch.manual_seed)
-    import torch.profiler  # noqa: F401
-    import torch.utils._python_dispatch  # noqa: F401
-    import triton.language  # noqa: F401
-    _mark("torch, triton and the audit's modules imported")
+    from autograder.runner import numpy_only
+    if not numpy_only.wanted():
+        import torch._dynamo  # noqa: F401  (imported lazily by the audit; it rewraps torch.manual_seed)
+        import torch.profiler  # noqa: F401
+        import torch.utils._python_dispatch  # noqa: F401
+        import triton.language  # noqa: F401
+        _mark("torch, triton and the audit's modules imported")
     registry.all_exercises()
     _scrub_judge_parts()
     _mark("exercises declared")
@@ -121,7 +172,8 @@ def _load(hello: dict, reply_fd: int):
         del sys.modules[name]
     sys.meta_path.insert(0, _Forbidden())
     from autograder.runner import execute
-    execute.bind_primitives()  # what the timed batch waits and replays with: bound before the Snapshot
+    if not numpy_only.wanted():
+        execute.bind_primitives()  # what the timed batch waits and replays with: bound before the Snapshot
     snap = Snapshot()  # before any of the submission's code runs
     cells = [Cell(**c) for c in hello["cells"]]
     skip = set(hello.get("skip", []))
@@ -133,11 +185,10 @@ def _load(hello: dict, reply_fd: int):
 
     def before_cell(cell):
         wire.send(reply_fd, {"cell": index[id(cell)]})
-        sys.stdout = io.StringIO()  # what the cell prints: shown under it in the graded notebook
+        sys.stdout = _CellOutput(real)  # what the cell prints: shown under it in the graded notebook
 
     def after_cell(cell, names):
-        text, sys.stdout = sys.stdout.getvalue() if isinstance(sys.stdout, io.StringIO) else "", real
-        real.write(text)
+        text, sys.stdout = sys.stdout.kept if isinstance(sys.stdout, _CellOutput) else "", real
         if text:
             printed[index[id(cell)]] = text[:4000]
         changed = snap.restore()
@@ -145,7 +196,8 @@ def _load(hello: dict, reply_fd: int):
             tampered.append({"cell": index[id(cell)], "names": names[:50], "changed": changed[:20]})
 
     errors: list = []
-    run = [c for i, c in enumerate(cells) if i not in skip]
+    # a NumPy-only runner serves Python exercises: a %%cuda cell is not compiled there
+    run = [c for i, c in enumerate(cells) if i not in skip and not (numpy_only.wanted() and c.kind == "cuda")]
     ns = load(run, hello["dir"], after_cell=after_cell, errors=errors, before_cell=before_cell)
     sys.stdout = real
     _mark("cells executed")
@@ -220,6 +272,9 @@ def serve(req_fd: int, reply_fd: int) -> int:
     """Load the submission the judge sends on req_fd, then answer its requests until told to quit; the exit
     status. Called by main (a fresh process) and by autograder.runner.zygote (in a forked child, no exec)."""
     _mark("serving")
+    from autograder.runner import numpy_only
+    if numpy_only.wanted():  # before anything imports course (its __init__ imports torch)
+        numpy_only.prepare()
     from autograder.boundary import wire
     for fd in (req_fd, reply_fd):
         os.set_inheritable(fd, False)  # a process the submission starts does not get the channel

@@ -16,9 +16,13 @@ grandchild (PR_SET_PDEATHSIG) and with it every process of its namespace.
 
 Protocol, on the judge's SOCK_SEQPACKET socket (one datagram a message, JSON):
   zygote -> judge, once: {"ready": true, "pid", "imported_s", "sandbox": [ok, why]} (or {"ready": false, "why"})
-  judge -> zygote: {"op": "spawn", "env": {...}, "dir": HOME, "sandbox": bool, "hide": [...]}
-                   with three file descriptors: the runner's request pipe (read end), its reply pipe (write
-                   end) and its log (stdout and stderr)
+  judge -> zygote: {"op": "spawn", "env": {...}, "dir": HOME, "sandbox": bool, "hide": [...], "packages": [...],
+                   "memory": BYTES, "cgroup": PATH} with three file descriptors: the runner's request pipe (read end),
+                   its reply pipe (write end) and its log (stdout and stderr: a pipe the judge reads with a cap)
+                   ("packages": the only Python packages its file system keeps, for a NumPy-only runner; "cgroup":
+                   the memory cgroup the judge made for it, joined first; "memory": else its RLIMIT_DATA)
+A zygote started with FLASHCOURSE_RUNNER=numpy imports NumPy and the declarations only, never torch
+(autograder.runner.numpy_only): the judge keeps one of each kind.
   zygote -> judge: {"ok": true, "pid": P} with one descriptor: the runner's status socket, or {"ok": false, "why"}
 On a runner's status socket the judge sends b"kill" (the zygote kills the runner's process group) and the
 zygote sends {"code": C} once the runner is gone (C as subprocess.Popen.returncode: -N for signal N), then
@@ -38,8 +42,26 @@ import warnings
 MAX_MESSAGE = 1 << 20
 
 
+def _import_numpy_only() -> None:
+    """What a NumPy-only runner needs (autograder.runner.numpy_only): never torch, SciPy, CuPy or Triton."""
+    import math  # noqa: F401
+
+    import numpy  # noqa: F401
+
+    from autograder.runner import numpy_only
+    numpy_only.prepare()
+    from autograder.declare import registry
+    from autograder.boundary import sandbox, wire  # noqa: F401
+    from autograder.runner import execute, tamper, worker  # noqa: F401
+    registry.all_exercises()
+    numpy_only.prepare()  # again: nothing imported since brought torch in
+
+
 def _import_everything() -> None:
     """What a runner needs before its first cell (autograder.runner.worker._load and the cells' SETUP)."""
+    from autograder.runner import numpy_only
+    if numpy_only.wanted():
+        return _import_numpy_only()
     import math  # noqa: F401
 
     import numpy  # noqa: F401
@@ -114,6 +136,8 @@ def _runner(req: dict, req_fd: int, rep_fd: int) -> int:
     home = str(req["dir"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in req.get("env", {}).items()})
+    if req.get("cgroup"):  # the memory cgroup the judge made for this runner: joined before anything else forks
+        sandbox.join_cgroup(str(req["cgroup"]))
     if req.get("sandbox"):
         sandbox.unshare(sandbox.NAMESPACES)
         sandbox.private_mounts()
@@ -136,11 +160,14 @@ def _runner(req: dict, req_fd: int, rep_fd: int) -> int:
             os._exit(1)
         os.close(alive_r)
         sandbox.mount_proc()
-        uid = sandbox.enclose(home, [str(p) for p in req.get("hide", [])])
+        uid = sandbox.enclose(home, [str(p) for p in req.get("hide", [])],
+                              tuple(str(p) for p in req.get("packages", [])), int(req.get("memory", 0)))
         os.environ.update(sandbox.environment(home))
         sandbox.drop_capabilities(uid)
         sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)  # again: a change of credentials may clear it
     else:
+        if req.get("memory"):
+            sandbox.limit_memory(int(req["memory"]))
         os.chdir(home)
     _fresh_process_state()
     worker._T0[0] = time.perf_counter()
