@@ -30,7 +30,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]  # else it still tries outside hosts
 CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
-            "ch06_low_precision"]
+            "ch06_low_precision", "ch07_cross_entropy"]
 CH01 = "release/ch01_softmax/ch01_softmax.ipynb"
 SAFE_SOFTMAX = ("def safe_softmax(x):\n"
                 "    e = np.exp(x - x.max(-1, keepdims=True))\n"

@@ -13,7 +13,7 @@ import pytest
 
 CH01 = "release/ch01_softmax/ch01_softmax.ipynb"
 CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
-            "ch06_low_precision"]
+            "ch06_low_precision", "ch07_cross_entropy"]
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                       "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:menu"]
 

@@ -7,7 +7,7 @@ import re
 from autograder.instructor import mutate
 
 CHAPTERS = ("ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
-            "ch06_low_precision")
+            "ch06_low_precision", "ch07_cross_entropy")
 
 
 def test_every_triton_exercise_gets_a_timed_mutant_that_changes_only_its_launch_warps():
