@@ -113,3 +113,35 @@ def test_live_check_sends_library_cells_in_dependency_order():
         run_cell(c.source, fresh)
     assert cells[-1].source.startswith("__device__ float eight")
     assert [c.source for c in cells].count("__device__ float twice(float v) { return 2.f * v; }") == 0
+
+
+def test_the_cuda_magic_shows_a_clean_error_quoting_the_line_it_names(capsys):
+    """No "UsageError:" (IPython's prefix for a magic's usage errors), no traceback, and the offending source line
+    quoted beside its number with NVRTC's caret under it (JupyterLab hides line numbers by default)."""
+    from IPython.testing.globalipapp import start_ipython
+
+    from course import magic
+    ip = start_ipython()
+    magic.register(ip)
+    r = ip.run_cell('%%cuda\nextern "C" __global__ void k(float* y, int n) {\n    int i = threadIdx.x;\n'
+                    '    y[i] = x_undefined;\n}\n')
+    e = r.error_in_exec
+    assert isinstance(e, magic.CudaCellError) and isinstance(e, CudaCompileError)
+    shown = "\n".join(e._render_traceback_())
+    assert "UsageError" not in shown and "Traceback" not in shown
+    lines = shown.splitlines()
+    assert lines[0] == "\x1b[0;31mCUDA compile error\x1b[0m", lines
+    assert lines[1] == 'line 4: error: identifier "x_undefined" is undefined', lines
+    assert lines[2] == "     4 |     y[i] = x_undefined;", lines
+    assert lines[3] == "       |            ^", lines  # under the name, as NVRTC placed it
+    assert len(lines) == 4, lines  # NVRTC's own unnumbered copy of the line is not repeated
+
+
+def test_quoted_lines_of_a_library_cell_and_lines_without_source():
+    from course.magic import quote_lines
+    cell = "\nextern \"C\" __global__ void k() {\n  bad();\n}"
+    lib = "__device__ float f(float v) {\n  return w;\n}"
+    text = quote_lines("line 3: error: bad\ncell of f, line 2: error: w\nline 99: error: past the end\nnote", cell,
+                       {"cell of f": lib})
+    assert text.splitlines() == ["line 3: error: bad", "     3 |   bad();", "cell of f, line 2: error: w",
+                                 "     2 |   return w;", "line 99: error: past the end", "note"]
