@@ -16,12 +16,31 @@ import os
 import sys
 
 
+WIDTH = 100  # columns a message is wrapped to, at spaces
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """A message wrapped at word boundaries (never inside a word: a longer word, a path or a number, stays whole),
+    its continuation lines indented. JupyterLab's outputs wrap anywhere (`word-break: break-all`), so a long line
+    wider than the output area was cut mid-word; lines this short fit the output area of a usual window."""
+    import textwrap
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ", break_long_words=False,
+                             break_on_hyphens=False, drop_whitespace=True) or [line]
+    return "\n".join(out)
+
+
 class CheckFailed(AssertionError):
-    """A check's verdict: IPython shows the message alone, as the cell's error."""
+    """A check's verdict: IPython shows the message alone, as the cell's error, wrapped at word boundaries."""
 
     def _render_traceback_(self) -> list[str]:  # IPython's hook for custom tracebacks
-        lines = str(self).splitlines() or [""]
-        return [f"\x1b[0;31m✗ {lines[0]}\x1b[0m", *lines[1:]]
+        lines = wrap("✗ " + str(self)).splitlines() or [""]
+        return [f"\x1b[0;31m{lines[0]}\x1b[0m", *lines[1:]]
 
 
 def _caller_namespace() -> dict:
@@ -62,8 +81,8 @@ def check(exercise_id: str, check_name: str = "correctness", namespace: dict | N
     if not mode.GPU and (check_name in TIMED_CHECKS or ex.needs_gpu):
         what = "speed is measured on a real GPU only" if check_name in TIMED_CHECKS else \
             "this kernel runs on a real GPU only"
-        print(f"– {ex.title} [{check_name}]: skipped: needs a GPU ({what}; CPU mode). "
-              "It is graded on a GPU when your notebook is graded.")
+        print(wrap(f"– {ex.title} [{check_name}]: skipped: needs a GPU ({what}; CPU mode). "
+                   "It is graded on a GPU when your notebook is graded."))
         return None
     ns = namespace if namespace is not None else _caller_namespace()
     try:
@@ -76,4 +95,4 @@ def check(exercise_id: str, check_name: str = "correctness", namespace: dict | N
     v = run_check(exercise_id, check_name, cells)
     if not v.passed:
         raise CheckFailed(f"{ex.title} [{check_name}]: {v.render()}")
-    print(f"✓ {ex.title} [{check_name}]: {v.render()}")  # printed, not returned: shown once in a cell
+    print(wrap(f"✓ {ex.title} [{check_name}]: {v.render()}"))  # printed, not returned: shown once in a cell

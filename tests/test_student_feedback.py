@@ -84,3 +84,20 @@ def test_cuda_cell_that_fails_to_compile_is_reported_as_such():
     assert "line 3" in str(e.value), str(e.value)  # the editor's line: %%cuda is line 1
     with pytest.raises(MissingName, match="did not compile"):
         cells_from_namespace(ns, ["k"])
+
+
+def test_messages_wrap_at_word_boundaries_never_inside_a_word():
+    """JupyterLab wraps outputs anywhere (word-break: break-all): the course wraps its messages itself, at spaces,
+    so no word (a name, a number, a path) is cut; a word longer than the width stays whole on its line."""
+    from autograder.notebook import WIDTH, CheckFailed, wrap
+    words = ("max |out - ref| = 3.1e-02 at row 1822, column 780 (row kind: one dominant entry); expected rows to sum "
+             "to 1 within 1e-06: row 17 sums to 0.99980 while the reference is 1.00000; tolerance atol=1e-06 "
+             "rtol=1e-05 with /a/very/long/path/that/is/one/word/" + "x" * 120 + " end").split()
+    text = "Safe softmax in NumPy [hidden]: " + " ".join(words)
+    lines = CheckFailed(text)._render_traceback_()
+    plain = [ln.replace("\x1b[0;31m", "").replace("\x1b[0m", "") for ln in lines]
+    assert len(plain) > 2
+    assert " ".join(" ".join(plain).split()) == "✗ " + " ".join(text.split())  # every word whole, in order
+    assert all(len(ln) <= WIDTH or " " not in ln.strip() for ln in plain), plain
+    assert all(ln.startswith("  ") for ln in plain[1:])  # continuation lines are indented
+    assert wrap("short\n\nlines stay") == "short\n\nlines stay"
