@@ -40,8 +40,49 @@ STAMP = os.path.join(OUT, ".flashcourse-book.json")
 FIGURES = os.path.join(ROOT, "course", "figures")
 DIAGRAMS = os.path.join(ROOT, "course", "diagrams")
 GLOSSARY = os.path.join(ROOT, "course", "GLOSSARY.md")
-# Where readers clone the course from; the box shows this placeholder unless FLASHCOURSE_REPO_URL is set.
-REPO_URL = os.environ.get("FLASHCOURSE_REPO_URL", "<URL of the course repository>")
+REPO_URL_VAR = "FLASHCOURSE_REPO_URL"  # where readers clone the course from, if not the repository's Git remote
+
+
+def repo_url(root: str = ROOT, environ=os.environ) -> str | None:
+    """The address the "Run it yourself" box tells readers to clone: $FLASHCOURSE_REPO_URL, else the URL of this
+    repository's Git remote (origin first), as a reader can use it: an SSH remote `git@host:path` becomes
+    https://host/path, and a user name or token in an https URL is left out. None when there is neither, or the
+    remote is a local path (the box then says how to get the course instead)."""
+    if environ.get(REPO_URL_VAR, "").strip():
+        return environ[REPO_URL_VAR].strip()
+    try:
+        names = subprocess.run(["git", "-C", root, "remote"], capture_output=True, text=True, timeout=10).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for name in sorted(names, key=lambda n: (n != "origin", n != "upstream", n)):
+        try:
+            url = subprocess.run(["git", "-C", root, "remote", "get-url", name], capture_output=True, text=True,
+                                 timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        m = re.fullmatch(r"(?:ssh://)?[^@/\s]+@([^:/\s]+)[:/](.+)", url)
+        if m:
+            return f"https://{m.group(1)}/{m.group(2).lstrip('/')}"
+        m = re.fullmatch(r"(https?|git)://(?:[^@/\s]*@)?(.+)", url)
+        if m:
+            return f"{'https' if m.group(1) == 'git' else m.group(1)}://{m.group(2)}"
+    return None
+
+
+def how_to_get(url: str | None) -> dict:
+    """The box's words for getting the course: a clone of `url`, or, without one, plain instructions."""
+    if url:
+        return {"intro": "", "laptop": f"git clone {url} flashcourse",
+                "colab": f"!test -d /content/flashcourse || git clone --depth 1 {url} /content/flashcourse",
+                "colab_note": "", "rented": f"`git clone {url} flashcourse`,"}
+    return {"intro": ("This book does not know the course repository's address (it was built from a copy "
+                      f"without a Git remote, and without {REPO_URL_VAR}): get a copy of the course's repository "
+                      "from whoever gave you this book, or your instructor's student pack, into a folder named "
+                      "`flashcourse`. Then:"),
+            "laptop": "# your copy of the course is the folder flashcourse/",
+            "colab": "# first upload your copy of the course to /content/flashcourse (the Files pane)",
+            "colab_note": " (upload the course folder first: the cell below expects it in /content/flashcourse)",
+            "rented": "copy the course's folder to the machine as `flashcourse`,"}
 
 EXAMPLE_CALL = re.compile(r"""course\.plots\.example\(\s*["']([A-Za-z0-9_]+)["']""")
 GLOSSARY_LINK = re.compile(r"\]\((?:\.\./)*course/GLOSSARY\.md(#[A-Za-z0-9_-]+)?\)")
@@ -103,7 +144,7 @@ def input_files() -> list[str]:
 
 
 def inputs_digest() -> str:
-    h = hashlib.sha256(REPO_URL.encode())
+    h = hashlib.sha256((repo_url() or "").encode())
     for path in input_files():
         h.update(os.path.relpath(path, ROOT).encode() + b"\0")
         with open(path, "rb") as f:
@@ -172,17 +213,18 @@ def run_box(chapter: str, examples: dict) -> str:
     gpus = sorted({e["device"] for e in examples.values() if e.get("chapter") == chapter})
     recorded = (f"show an example recorded on {' and '.join(gpus)}" if gpus
                 else "are shown without output (they need an NVIDIA GPU)")
+    get = how_to_get(repo_url())
     return f"""::::{{admonition}} Run it yourself
 :class: tip fc-run
 
 This page is the student notebook `{nb}`, shown without running it: exercise cells hold a stub
 (no solutions here), and the GPU measurement cells {recorded}. To do the
-exercises and get the tests' feedback, run the notebook:
+exercises and get the tests' feedback, run the notebook. {get["intro"]}
 
 - **On a laptop (CPU mode, no GPU needed).** On Linux with Python 3.11+, `make` and a C compiler:
 
   ```bash
-  git clone {REPO_URL} flashcourse
+  {get["laptop"]}
   cd flashcourse
   make lab
   ```
@@ -191,19 +233,19 @@ exercises and get the tests' feedback, run the notebook:
   open `{nb}`. Triton kernels run in Triton's interpreter, CUDA cells are compiled by NVRTC and run
   on a CPU model of the GPU; correctness tests run, bandwidth tests say they need a GPU.
 - **On Google Colab (a GPU runtime).** Open `{nb}` from the repository (File → Open notebook →
-  GitHub), choose a GPU runtime, and make this the first cell:
+  GitHub){get["colab_note"]}, choose a GPU runtime, and make this the first cell:
 
   ```ipython
   import sys
   if "google.colab" in sys.modules:  # installs the course next to the notebook, once per runtime
-      !test -d /content/flashcourse || git clone --depth 1 {REPO_URL} /content/flashcourse
+      {get["colab"]}
       !pip install -q -e /content/flashcourse
       sys.path.insert(0, "/content/flashcourse")
       %cd /content/flashcourse
   ```
 
   Then run the cells in order: the set-up cell prints "GPU mode on" and the GPU's name.
-- **On a rented GPU machine (NVIDIA, with PyTorch).** `git clone {REPO_URL} flashcourse`,
+- **On a rented GPU machine (NVIDIA, with PyTorch).** {get["rented"]}
   `cd flashcourse`, `pip install -e .` (keep the machine's CUDA build of torch), `jupyter lab` in the
   repository root, and open `{nb}`. The bandwidth cells and plots then measure **your** kernels
   against PyTorch and your GPU's copy bandwidth.
