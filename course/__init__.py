@@ -8,6 +8,7 @@ from .mode import DEVICE, GPU, GRADING, MODE, banner, device_name  # noqa: F401 
 from .cuda import CudaModule, compile_cuda  # noqa: F401
 from .errors import CudaCompileError, NeedsGPU, NotImplementedYet  # noqa: F401
 from . import plots, timing  # noqa: F401
+from .demo import demo  # noqa: F401
 
 if not GPU:  # the interpreter accepts kernels a GPU rejects: each launch first goes through Triton's GPU front end
     from . import triton_frontend
@@ -15,7 +16,7 @@ if not GPU:  # the interpreter accepts kernels a GPU rejects: each launch first 
     triton_frontend.install()
 
 __all__ = ["MODE", "GPU", "GRADING", "DEVICE", "banner", "device_name", "compile_cuda", "CudaModule",
-           "NeedsGPU", "CudaCompileError", "NotImplementedYet", "setup"]
+           "NeedsGPU", "CudaCompileError", "NotImplementedYet", "demo", "setup"]
 
 
 def setup(quiet: bool = False) -> None:

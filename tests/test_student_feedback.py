@@ -58,7 +58,9 @@ def test_visible_check_runs_and_gpu_checks_skip_in_cpu_mode():
 
 
 def test_failure_renders_as_one_clean_message():
-    code = ("from autograder import check\n"
+    """Under nbgrader's Validate an unsolved exercise is an error, shown as one clean message."""
+    code = ("import os\nos.environ['NBGRADER_EXECUTION'] = 'validate'\n"
+            "from autograder import check\n"
             "from autograder.notebook import CheckFailed\n"
             "def safe_softmax(x):\n"
             "    raise NotImplementedError()\n"
@@ -71,6 +73,18 @@ def test_failure_renders_as_one_clean_message():
     first = r.stdout.strip().split("|")[0]
     assert "✗ Safe softmax in NumPy [correctness]: not implemented yet" in first, r.stdout
     assert "Traceback" not in r.stdout and "autograder/" not in r.stdout
+
+
+def test_an_unsolved_exercise_says_so_in_one_line_while_the_student_works():
+    """Outside Validate and grading, the stub does not stop Run All: one line, no error."""
+    code = ("from autograder import check\n"
+            "def safe_softmax(x):\n"
+            "    raise NotImplementedError()\n"
+            "check('ch01.safe_softmax', 'correctness', namespace=globals())\n"
+            "print('went on')\n")
+    r = _py(code)
+    assert r.returncode == 0, r.stderr
+    assert "– Safe softmax in NumPy [correctness]: not implemented yet" in r.stdout and "went on" in r.stdout
 
 
 def test_cuda_cell_that_fails_to_compile_is_reported_as_such():

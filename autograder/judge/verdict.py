@@ -13,6 +13,7 @@ class Kind(enum.Enum):
     """What became of a check."""
     PASSED = "passed"
     FAILED = "failed"  # the judge's finding: wrong, too slow, too much memory; or the code raised, is missing, tampered
+    NOT_IMPLEMENTED = "not_implemented"  # the exercise still holds its stub: 0 points, as a failure
     NOT_GRADED = "not_graded"  # this machine cannot grade it (no GPU, or one too old): 0 points, said aloud
     TIMED_OUT = "timed_out"  # it (or an earlier check of its exercise, or loading its cell) ran out of time
     DIED = "died"  # the runner's process died, or broke the protocol, before the check was done
