@@ -22,12 +22,13 @@ $(STAMP):
 	$(BIN)/python -m pip install -q --no-cache-dir triton==3.7.1 -e ".[dev]"
 	rm -f $(VENV)/.installed-* && touch $@
 
-# The student view: the whole course (server root = repository root), chapter 1 opened, nbgrader's
-# Validate button; nbgrader's instructor tools off (lab/student/, added through JUPYTER_CONFIG_PATH).
+# The student view: the student's working copy work/ (gitignored; made on first use, never overwritten:
+# lab/workcopy.py) as the server root, chapter 1 opened, nbgrader's Validate button; nbgrader's instructor
+# tools off (lab/student/, added through JUPYTER_CONFIG_PATH).
 lab: $(STAMP)
 	JUPYTER=$(BIN)/jupyter bash lab/serve.sh student $(LAB_ARGS)
 
-# The instructor view: the same server with nbgrader's formgrader and create-assignment tools.
+# The instructor view: the course root, with nbgrader's formgrader and create-assignment tools.
 formgrader: $(STAMP)
 	JUPYTER=$(BIN)/jupyter bash lab/serve.sh instructor $(LAB_ARGS)
 

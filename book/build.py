@@ -229,9 +229,10 @@ exercises and get the tests' feedback, run the notebook. {get["intro"]}
   make lab
   ```
 
-  `make lab` installs everything into `.venv` (a few minutes the first time) and opens JupyterLab;
-  open `{nb}`. Triton kernels run in Triton's interpreter, CUDA cells are compiled by NVRTC and run
-  on a CPU model of the GPU; correctness tests run, bandwidth tests say they need a GPU.
+  `make lab` installs everything into `.venv` (a few minutes the first time) and opens JupyterLab on
+  your working copy of the course, `work/`; open `{chapter}/{chapter}.ipynb` there. Triton kernels run
+  in Triton's interpreter, CUDA cells are compiled by NVRTC and run on a CPU model of the GPU;
+  correctness tests run, bandwidth tests say they need a GPU.
 - **On Google Colab (a GPU runtime).** Open `{nb}` from the repository (File → Open notebook →
   GitHub){get["colab_note"]}, choose a GPU runtime, and make this the first cell:
 

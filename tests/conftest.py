@@ -24,9 +24,14 @@ _NOT_COURSE = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache
                                      "gradebook.db")
 
 
+def _not_course(folder, names):
+    # and a student's working copy of the repository's own `make lab` (work/, gitignored)
+    return set(_NOT_COURSE(folder, names)) | ({"work"} if os.path.samefile(folder, ROOT) else set())
+
+
 def copy_course(dst) -> str:
     """The course (working tree, uncommitted files included) copied to dst, so that a server may save there."""
-    shutil.copytree(ROOT, dst, ignore=_NOT_COURSE)
+    shutil.copytree(ROOT, dst, ignore=_not_course)
     return str(dst)
 
 

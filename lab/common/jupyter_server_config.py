@@ -7,6 +7,9 @@ and the exact Python version, e.g. 3.11.7), which marks the notebook modified; t
 autosave included, writes that into the file, so merely opening release/CH/CH.ipynb in a checkout
 left `git status` dirty, differently on every Python. On save, a notebook file that already exists
 keeps its own `language_info` and `kernelspec` when the kernel's are of the same language/kernel.
+(The student view serves the working copy, whose notebooks lab/workcopy.py writes with the kernel's own
+language_info, so they do not even open modified; this hook covers the instructor view, on the course root,
+and a copy made under another Python.)
 """
 import json
 import warnings
