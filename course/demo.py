@@ -17,10 +17,15 @@ def _stub_name(e: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def demo():
+def demo(example: str | None = None):
+    """`example`: the recorded figure (course/figures/EXAMPLE.png) to show instead, as CPU mode shows it."""
     try:
         yield
     except NotImplementedError as e:  # also course.NotImplementedYet (a CUDA kernel still holding its stub)
         what = str(e).split("\n")[0] if str(e) else f"{_stub_name(e)} is not written yet (it is still the stub)"
         print(f"– This cell uses an exercise you have not solved yet: {what}. "
               "Solve it above, then run this cell again; the rest of the notebook runs on.")
+        if example:
+            from . import plots
+            print("What it shows, as recorded on a GPU:")
+            plots.example(example)

@@ -63,6 +63,9 @@ def test_a_demo_says_what_to_solve_and_other_errors_still_show(capsys):
         softmax_triton(1, 2)
     out = capsys.readouterr().out
     assert "softmax_triton is not written yet" in out and "Solve it above" in out
+    with course.demo(example="ch01_softmax_bandwidth"):  # a GPU sweep of unsolved kernels: the recorded figure
+        softmax_triton(1, 2)
+    assert "as recorded on a GPU" in capsys.readouterr().out
     with pytest.raises(ZeroDivisionError):
         with course.demo():
             1 / 0
