@@ -1,0 +1,70 @@
+"""ch08_backward: the numbers its text derives, recomputed from their formulas (see test_prose.py). The chapter quotes
+no measurement yet: its GPU numbers come with the calibration runs."""
+from __future__ import annotations
+
+from prose_util import *  # noqa: F403  (the chapters' text, its data files and the helpers that read them)
+
+CH = "ch08_backward"
+
+
+def test_ch08_jacobian_size():
+    (entries,) = quoted(CH, r"\$4096\^2 \\approx ([\d.]+) \\times 10\^7\$")
+    assert round(4096**2 / 1e7, 1) == entries and 4096**2 * 4 == 64 * 2**20  # "64 MiB in `float32`"
+    assert "64 MiB in `float32`" in flat(CH)
+
+
+def test_ch08_two_stage_bytes():
+    main, part = quoted(CH, r"\$6 \\times 16\\,384 \\times 4096 = ([\d\\,]+)\$ bytes \(384 MiB\).*?"
+                        r"\$2 \\times 528 \\times 4096 \\times 4 = ([\d\\,]+)\$ bytes")
+    assert main == 6 * 16384 * 4096 == 384 * 2**20 and part == 2 * 4 * 132 * 4096 * 4
+    (pct,) = quoted(CH, r"bytes, ([\d.]+)% more")
+    assert round(100 * part / main, 1) == pct
+    (ln,) = quoted(CH, r"LayerNorm has two such buffers \(\$d\\gamma\$ and \$d\\beta\$\): ([\d.]+)%")
+    assert round(200 * part / main, 1) == ln
+
+
+def test_ch08_bfloat16_sum_stalls():
+    (terms,) = quoted(CH, r"a sum of equal terms stalls\s+near \$2\^8\\, t\$, after about (\d+) rows")
+    assert terms == 2**8
+    (factor,) = quoted(CH, r"Over 16 384 rows it would be about\s+(\d+) times too small")
+    assert factor == 16384 / 2**8
+
+
+def test_ch08_storing_p_at_a_real_shape():
+    B, H, T, D = 4, 32, 4096, 128
+    assert B * H * T * T * 2 == 2**32  # "2^{32} bytes, 4 GiB"
+    assert "= 2^{32}$ bytes, 4 GiB" in flat(CH)
+    (traffic,) = quoted(CH, r"2\^\{33\} \\approx ([\d.]+) \\times 10\^9\$ bytes")
+    assert round(2**33 / 1e9, 1) == traffic
+    (ms,) = quoted(CH, r"4.8 TB/s \(datasheet\) takes at least ([\d.]+) ms")
+    assert round(2**33 / 4.8e12 * 1e3, 1) == ms
+    (flops,) = quoted(CH, r"\\approx ([\d.]+) \\times 10\^\{11\}\$ FLOPs")
+    assert round(2 * B * H * T * T * D / 1e11, 1) == flops
+    (recompute,) = quoted(CH, r"about ([\d.]+) ms at the 989 TFLOP/s")
+    assert round(2 * B * H * T * T * D / 989e12 * 1e3, 2) == recompute
+    (gib,) = quoted(CH, r"\$32 \\times 4\$ GiB \$= (\d+)\$ GiB")
+    assert gib == 32 * 4 and 128 * 2**30 / 1e9 < 141  # "nearly all of an H200's 141 GB"
+    (kib,) = quoted(CH, r"\$2 \\times 4 \\times T\$ bytes per head, (\d+) KiB at \$T = 4096\$")
+    assert 2 * 4 * 4096 == kib * 1024
+
+
+def test_ch08_tile_intensity():
+    (bn,) = quoted(CH, r"\$2 \\times \\text\{BLOCK\\_N\}\$ FLOPs per byte\s+loaded, (\d+) at `BLOCK_N` = 128")
+    BM, BN, D = 64, 128, 128
+    assert 4 * 2 * BN * BM * D / (2 * BM * D * 2) == 2 * BN == bn
+    (bm,) = quoted(CH, r"\$1.5 \\times \\text\{BLOCK\\_M\}\$ FLOPs per byte, (\d+) at `BLOCK_M` = 128")
+    assert 3 * 2 * 128 * BN * D / (2 * BN * D * 2) == 1.5 * 128 == bm
+    h100, h200 = quoted(CH, r"is about (\d+) and (\d+) FLOPs per byte")
+    assert (round(989 / 3.35), round(989 / 4.8)) == (h100, h200)
+
+
+def test_ch08_work_counts():
+    assert "$5 \\times 2 T^2 D = 10\\,T^2 D$" in flat(CH) and "executes $14\\,T^2 D$" in flat(CH)
+    (ratio,) = quoted(CH, r"Seven products per tile pair instead of five: ([\d.]+) times")
+    assert ratio == 7 / 5
+
+
+def test_ch08_self_check_bytes():
+    assert 1 * 16 * 8192**2 * 2 == 2**31  # "2^{31} bytes, 2 GiB per layer"
+    assert "$1 \\cdot 16 \\cdot 8192^2 \\cdot 2 = 2^{31}$ bytes, 2 GiB" in flat(CH)
+    assert 2 * 4 * 8192 * 16 == 2**20  # "= 1 MiB"
