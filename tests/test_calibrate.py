@@ -6,8 +6,9 @@ import os
 
 from autograder.instructor import calibrate
 from autograder.declare import registry
+from autograder.layout import ROOT
 
-H100 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", "benchmarks", "grading_v2_bench_h100.json")
+H100 = os.path.join(ROOT, "benchmarks", "grading_v2_bench_h100.json")
 
 
 def _bench(device: str, scale: float) -> dict:
@@ -47,7 +48,7 @@ def test_a_slower_gpu_gets_lower_bars_used_only_on_that_gpu(tmp_path):
 
 
 H200_SOURCE = "benchmarks/evidence/ch06_bench_h200_2026-11-26.json"
-H200_CH06 = os.path.join(os.path.dirname(registry.THRESHOLDS_FILE), "..", H200_SOURCE)
+H200_CH06 = os.path.join(ROOT, H200_SOURCE)
 
 
 def test_legitimate_variants_must_pass_the_calibrated_bar_and_the_known_slow_must_fail_it():
