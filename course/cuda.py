@@ -12,6 +12,9 @@ Scalar arguments are converted to the C type in the kernel's signature, so a
 Python int passed for `int cols` arrives as a 32-bit int, not a 64-bit one.
 In CPU mode kernels compile with NVRTC (same errors, same report), then run on the CPU
 execution layer (course.cpucuda) for correctness.
+
+    traffic(kernel, grid, block, args)    # or kernel.traffic(grid, block, args): one launch on the
+                                          # CPU layer, its memory traffic counted (see traffic())
 """
 from __future__ import annotations
 
@@ -268,8 +271,36 @@ class CudaKernel:
                            "run this on a machine with an NVIDIA GPU")
         launcher(self.name, grid, block, converted, int(shared_mem))
 
+    def traffic(self, grid, block, args, shared_mem: int = 0):
+        """Launch once on the CPU layer and count its memory traffic: see course.cuda.traffic."""
+        return traffic(self, grid, block, args, shared_mem)
+
     def __repr__(self) -> str:
         return f"<CUDA kernel {self.name}: {self.resources}>"
+
+
+def traffic(kernel, grid, block, args, shared_mem: int = 0):
+    """Launch `kernel(grid, block, args)` once on the CPU execution layer and count its memory traffic,
+    to see without a GPU whether it can run at copy speed. Returns a report (course.cpucuda.traffic.
+    Traffic) that prints itself, per source line:
+
+    - global memory: bytes read and written in each tensor argument, against the ideal: the size of
+      each tensor the kernel reads, read once, and of each it writes, written once (also per output
+      element: the elements of the tensors it writes);
+    - coalescing: distinct 32-byte sectors per warp-wide request (a warp: 32 consecutive threads of a
+      block, x-major; a request: one load or store instruction run by the warp's active lanes); ideal
+      4 for 4-byte loads by 32 lanes of consecutive addresses, 32 when each lane is 128 bytes away;
+    - shared memory: wavefronts per warp-wide access, the most distinct 4-byte words in one of the 32
+      banks (1 without bank conflicts, 32 for a 32-way conflict; lanes reading one word share it).
+
+    Fields for tests: read_bytes, written_bytes, ideal_read_bytes, ideal_written_bytes, buffers,
+    sectors_per_request(kind), wavefronts_per_request(kind), bank_conflicts(kind), accesses. The
+    kernel's outputs are written as by a launch in CPU mode; on a GPU the launch runs on CPU copies of
+    the tensors and the GPU tensors are left as they were. Counting makes the launch a few times slower
+    than a plain CPU-mode one (nothing is counted otherwise). Nothing is timed and caches are not
+    modelled."""
+    from .cpucuda.traffic import count
+    return count(kernel, grid, block, args, shared_mem)
 
 
 class _StubKernel:
@@ -283,6 +314,8 @@ class _StubKernel:
     def __call__(self, *args, **kwargs):
         raise NotImplementedYet(self.why)
 
+    traffic = __call__
+
 
 class CompileFailed:
     """What the names of a %%cuda cell that did not compile are bound to (not left undefined, so a
@@ -295,6 +328,8 @@ class CompileFailed:
 
     def __call__(self, *args, **kwargs):
         raise CudaCompileError(self.why)
+
+    traffic = __call__
 
     def __repr__(self) -> str:
         return f"<CUDA {self.name}: did not compile>"
@@ -434,7 +469,7 @@ class CudaModule:
                 self.kernels[s.name] = _StubKernel(s.name, 0, f"CUDA kernel {s.name} cannot run: {why}")
             self.stub_line = -1
             return
-        full = compose(source, self.libraries)
+        full = self._full = compose(source, self.libraries)
         cubin = self._compile(full)
         for s in sigs:
             self.kernels[s.name] = CudaKernel(s, self.report.get(s.name, KernelResources()), self)

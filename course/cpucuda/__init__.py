@@ -12,6 +12,10 @@ The cell is compiled with GCC's -fsanitize=thread instrumentation (the hooks are
 TSan runtime); __shared__ declarations are rewritten to live in one pool (see translate()).
 FLASHCOURSE_CPU_RACECHECK=0 turns the check off.
 
+Memory traffic (course.cuda.traffic): a launch can also count its global bytes per tensor, 32-byte
+sectors per warp-wide request and shared-memory bank conflicts (course/cpucuda/traffic.py says how).
+It runs on a build of its own (-DFC_TRAFFIC), so other launches neither compile nor run the counting.
+
 Not modelled: warps do not run in lockstep (code relying on implicit warp synchrony fails, as it
 may on Volta and later GPUs), races in global memory are not detected, __expf is exact, nothing
 is timed.
@@ -28,6 +32,7 @@ import subprocess
 import tempfile
 
 from ..errors import NeedsGPU
+from . import pch as precompiled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "flashcuda_cpu.h")
@@ -201,24 +206,32 @@ RACE_FLAGS = ("-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0", 
 LDFLAGS = ("-shared", "-Wl,-Bsymbolic", "-ldl")
 
 
-def _cxxflags() -> tuple[str, ...]:
+def _cxxflags(traffic: bool = False) -> tuple[str, ...]:
+    """The compiler flags: instrumented (every load and store seen) for the race check, and for a
+    traffic build (course.cuda.traffic), which also compiles the header's counting code."""
+    if traffic:
+        return CXXFLAGS + RACE_FLAGS + ("-DFC_TRAFFIC",)
     return CXXFLAGS + (RACE_FLAGS if RACECHECK else ())
 
 
 def _compile(flags, cpp: str, obj: str, out: str) -> subprocess.CompletedProcess:
     cxx = os.environ.get("CXX", "g++")
-    r = subprocess.run([cxx, *flags, f"-I{HERE}", f"-I{INCLUDE}", "-c", cpp, "-o", obj], capture_output=True, text=True)
+    includes = (f"-I{HERE}", f"-I{INCLUDE}")
+    pch = precompiled.include_dir(flags, includes)  # the header, precompiled for these flags (course/cpucuda/pch.py)
+    r = subprocess.run([cxx, *flags, *((f"-I{pch}",) if pch else ()), *includes, "-c", cpp, "-o", obj],
+                       capture_output=True, text=True)
     if not r.returncode:
         r = subprocess.run([cxx, obj, *LDFLAGS, "-o", out], capture_output=True, text=True)
     return r
 
 
-def build(source: str, sigs) -> str:
-    """Compile the cell for the CPU; return the path of the shared library (cached)."""
+def build(source: str, sigs, traffic: bool = False) -> str:
+    """Compile the cell for the CPU; return the path of the shared library (cached). `traffic`: the
+    build that counts memory traffic (a library of its own, so that other launches pay nothing)."""
     with open(HEADER) as f:
         header = f.read()
     text = f'#include "flashcuda_cpu.h"\n#line 1 "cell"\n{translate(source)}\n{_launcher_cpp(sigs)}'
-    flags = _cxxflags()
+    flags = _cxxflags(traffic)
     key = hashlib.sha256((header + "\0" + text + "\0" + " ".join(flags + LDFLAGS)).encode()).hexdigest()[:24]
     os.makedirs(CACHE, exist_ok=True)
     so = os.path.join(CACHE, f"cpucuda-{key}.so")
@@ -230,6 +243,10 @@ def build(source: str, sigs) -> str:
             f.write(text)
         obj, out = os.path.join(tmp, "cell.o"), os.path.join(tmp, "cell.so")
         r = _compile(flags, cpp, obj, out)
+        if r.returncode and traffic:
+            from ..errors import CudaCompileError
+            raise CudaCompileError("CPU mode: the C++ compiler cannot build this cell with -fsanitize=thread "
+                                   "instrumentation, which counting memory traffic needs:\n" + _format(r.stderr))
         if r.returncode and flags != CXXFLAGS and not _compile(CXXFLAGS, cpp, obj, out).returncode:
             import warnings
             warnings.warn(f"CPU mode: the C++ compiler ({os.environ.get('CXX', 'g++')}) cannot build CUDA cells "
@@ -248,15 +265,24 @@ class CpuLauncher:
     def __init__(self, source: str, sigs):
         self.source, self.sigs = source, {s.name: s for s in sigs}
         self._so = None
+        self._so_traffic = None
 
-    def __call__(self, name, grid, block, args, shared_mem):
+    def __call__(self, name, grid, block, args, shared_mem, traffic=None):
+        """Run one launch. `traffic`: a list of (address, bytes) of the launch's tensors, to count the
+        memory traffic; then the counts come back as text (course.cpucuda.traffic reads them)."""
         from ..cuda import uses_cccl
         if uses_cccl(self.source):
             raise NeedsGPU(f"{name} uses CUB (or libcu++/Thrust), whose block- and warp-wide primitives are written "
                            "for the GPU itself (its warps, shuffles and shared memory): NVRTC compiled the cell (the "
                            "register report above is real), but CPU mode cannot run it. Run it on a GPU.")
-        if self._so is None:
-            self._so = build(self.source, list(self.sigs.values()))
+        if traffic is not None:
+            if self._so_traffic is None:
+                self._so_traffic = build(self.source, list(self.sigs.values()), traffic=True)
+            so = self._so_traffic
+        else:
+            if self._so is None:
+                self._so = build(self.source, list(self.sigs.values()))
+            so = self._so
         sig = self.sigs[name]
         keep, ptrs = [], []
         for value, p in zip(args, sig.params):
@@ -266,7 +292,8 @@ class CpuLauncher:
                 c = _CTYPES[p.ctype](value.item() if hasattr(value, "item") else value)
             keep.append(c)
             ptrs.append(ctypes.cast(ctypes.pointer(c), ctypes.c_void_p))
-        _run_in_child(self._so, name, grid, block, shared_mem, keep, ptrs)
+        counts = _run_in_child(so, name, grid, block, shared_mem, keep, ptrs, traffic)
+        return None if traffic is None else (counts, so)
 
 
 def share(tensors) -> None:
@@ -277,7 +304,8 @@ def share(tensors) -> None:
             st.share_memory_()
 
 
-def _run_in_child(so, name, grid, block, smem, keep, ptrs) -> None:
+def _run_in_child(so, name, grid, block, smem, keep, ptrs, traffic=None) -> str:
+    """Run the launch in a forked child; return the traffic counts' text (empty without `traffic`)."""
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: run the kernel, report, exit without cleanup
@@ -289,12 +317,19 @@ def _run_in_child(so, name, grid, block, smem, keep, ptrs) -> None:
             fn = getattr(lib, f"fc_launch_{name}")
             fn.restype = ctypes.c_int
             arr = (ctypes.c_void_p * max(1, len(ptrs)))(*[p.value for p in ptrs])
+            if traffic is not None:
+                flat = [int(v) for rng in traffic for v in rng]
+                lib.fc_traffic_begin(ctypes.c_int(int(RACECHECK)), ctypes.c_int(len(traffic)),
+                                     (ctypes.c_ulonglong * max(1, len(flat)))(*flat))
             rc = fn(*[ctypes.c_uint(v) for v in (*grid, *block)], ctypes.c_ulong(smem), arr)
             lib.fc_error.restype = ctypes.c_char_p
             msg = lib.fc_error().decode() if rc else ""
-            os.write(wfd, (f"{rc}\n{msg}").encode())
+            if traffic is not None and not rc:
+                lib.fc_traffic.restype = ctypes.c_char_p
+                msg = "\0" + lib.fc_traffic().decode()
+            _write_all(wfd, (f"{rc}\n{msg}").encode())
         except BaseException as e:  # noqa: BLE001
-            os.write(wfd, f"1\n{type(e).__name__}: {e}".encode())
+            _write_all(wfd, f"1\n{type(e).__name__}: {e}".encode())
         finally:
             os._exit(0)
     os.close(wfd)
@@ -321,6 +356,12 @@ def _run_in_child(so, name, grid, block, smem, keep, ptrs) -> None:
     rc, _, msg = data.decode(errors="replace").partition("\n")
     if rc.strip() != "0":
         raise CpuCudaError(f"{name}: {_lines(msg, so)}")
+    return msg[1:] if msg.startswith("\0") else ""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def _lines(msg: str, so: str) -> str:

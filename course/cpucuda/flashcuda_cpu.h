@@ -8,6 +8,7 @@
 // end of this file, no TSan runtime) see every load and store; those that fall in shared memory
 // are checked against the last write and the reads of their bytes since the last __syncthreads().
 // __shared__ variables live in one pool (course/cpucuda/__init__.py rewrites their declarations).
+// Built with -DFC_TRAFFIC, the same hooks also count memory traffic (course.cuda.traffic).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -124,6 +125,7 @@ struct Track {
   size_t d_cap = 0;
   uint32_t epoch = 1;
   bool on = false;  // a fiber runs, outside an atomic
+  bool race = true;  // a traffic build checks races only if FLASHCOURSE_CPU_RACECHECK is not 0
   uintptr_t base = 0;  // load address of this library: code addresses are reported relative to it
   Fiber* fibers = nullptr;
   const char* dyn_name = nullptr;
@@ -277,6 +279,210 @@ FC_NOSAN __attribute__((noinline)) inline void check(Cell* c, uintptr_t base, ui
   }
 }
 
+// ---- memory traffic (course.cuda.traffic) -------------------------------------------------------
+// Compiled only into a traffic build (-DFC_TRAFFIC, a library of its own), so that other cells
+// neither compile nor run any of it.
+#ifdef FC_TRAFFIC
+// With trk.traffic on, every load and store of a launch's tensors (global memory) or of shared memory
+// is logged: address, bytes, thread, code address. A warp is 32 consecutive threads of the block
+// (x-major); the k-th execution of one instruction by each of its lanes is one warp-wide request
+// (fibers do not run in lockstep, so lanes are matched by instruction and count). At each
+// __syncthreads() and at the end of each block the log is folded into requests: for global memory
+// the distinct 32-byte sectors a request touches (ideal: its distinct bytes / 32, rounded up), for
+// shared memory the largest number of distinct 4-byte words that fall in one of the 32 banks (the
+// wavefronts, i.e. the replays; the same word is a broadcast; ideal: distinct words / 32, rounded up).
+struct TEntry { uintptr_t a; uint32_t pc, n; uint16_t tid; uint8_t kind, buf; };  // buf 255: shared
+struct TBuf { uintptr_t lo, hi; uint64_t read, written, atomic; };
+// per instruction: ideal sectors (global) or wavefronts (shared, counted in sectors); name: shared variable
+struct TStat { uint64_t key, requests, lanes, bytes, sectors, ideal; const char* name; };
+struct TKey { uint64_t k1, k2; uint32_t i; };
+struct TSpan { uint64_t lo, hi; };
+constexpr uint8_t T_SHARED = 255;
+constexpr size_t T_MAX_BUFS = 64, T_FLUSH_AT = size_t(1) << 23;
+// Plain arrays, not std::vector: GCC does not inline the (instrumented) members of a container into
+// these uninstrumented functions, and every call would run the hooks.
+template <class T> struct TArr {
+  T* p = nullptr;
+  size_t n = 0, cap = 0;
+  FC_NOSAN T* reserve(size_t want) {
+    if (want > cap) {
+      size_t c = cap ? cap : 256;
+      while (c < want) c *= 2;
+      T* q = (T*)std::realloc(p, c * sizeof(T));
+      if (!q) std::abort();
+      p = q;
+      cap = c;
+    }
+    return p;
+  }
+  FC_NOSAN void push(const T& v) {
+    if (n == cap) reserve(n + 1);
+    p[n++] = v;
+  }
+};
+struct Traffic {
+  int nbuf = 0;
+  TBuf bufs[T_MAX_BUFS] = {};
+  uintptr_t lo = UINTPTR_MAX, hi = 0;  // the tensors' span, a first quick test
+  TArr<TEntry> log;
+  TArr<TStat> stats;  // key: code address << 16 | buf << 8 | kind
+  TArr<TKey> key;  // scratch of traffic_flush
+  TArr<uint64_t> slot_key, units;
+  TArr<uint32_t> slot_count;
+  TArr<TSpan> spans;
+  std::string out;
+};
+inline Traffic trf;
+FC_NOSAN inline void traffic_flush();
+
+FC_NOSAN __attribute__((noinline)) inline void traffic_log(uintptr_t a, unsigned n, uint8_t kind, void* pc, int buf) {
+  if (buf < 0) {  // global memory: one of the launch's tensors, else not counted (the stack, the layer)
+    if (a < trf.lo || a >= trf.hi) return;
+    for (int i = 0; i < trf.nbuf; ++i)
+      if (a - trf.bufs[i].lo < trf.bufs[i].hi - trf.bufs[i].lo) { buf = i; break; }
+    if (buf < 0) return;
+    TBuf& b = trf.bufs[buf];
+    (kind == A_READ ? b.read : kind == A_WRITE ? b.written : b.atomic) += n;
+  }
+  trf.log.push(TEntry{a, (uint32_t)((uintptr_t)pc - 1 - trk.base), n, (uint16_t)the_ctx.cur->linear, kind,
+                      (uint8_t)buf});
+  if (trf.log.n >= T_FLUSH_AT) traffic_flush();  // bounded memory (a request may then count twice; rare)
+}
+
+FC_NOSAN inline TStat& traffic_stat(uint64_t key) {
+  for (size_t i = trf.stats.n; i-- > 0;) if (trf.stats.p[i].key == key) return trf.stats.p[i];
+  trf.stats.push(TStat{key, 0, 0, 0, 0, 0, nullptr});
+  return trf.stats.p[trf.stats.n - 1];
+}
+
+FC_NOSAN inline const char* shared_name(uintptr_t a) {  // the __shared__ variable holding address a
+  const Track& K = trk;
+  if (a - K.d_lo < K.d_span) return K.dyn_name;
+  for (size_t i = 0; i < K.nvars; ++i)
+    if (a - K.s_lo - K.vars[i].off < K.vars[i].size) return K.vars[i].name;
+  return nullptr;
+}
+
+// Sorting with qsort: cheaper to compile than std::sort's instantiations (this is built per cell).
+FC_NOSAN inline int tkey_cmp(const void* x, const void* y) {
+  const TKey& a = *(const TKey*)x;
+  const TKey& b = *(const TKey*)y;
+  if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
+  if (a.k2 != b.k2) return a.k2 < b.k2 ? -1 : 1;
+  return a.i < b.i ? -1 : a.i > b.i;
+}
+FC_NOSAN inline int u64_cmp(const void* x, const void* y) {  // also orders spans {lo, hi} by lo
+  const uint64_t a = *(const uint64_t*)x, b = *(const uint64_t*)y;
+  return a < b ? -1 : a > b;
+}
+
+FC_NOSAN inline void traffic_flush() {
+  const size_t n = trf.log.n;
+  if (!n) return;
+  const TEntry* L = trf.log.p;
+  TKey* key = trf.key.reserve(n);
+  // instance: how many times this thread executed this instruction before (program order is log
+  // order); counted in an open-addressing table keyed by (thread, instruction)
+  size_t cap = 64;
+  unsigned bits = 6;
+  while (cap < 2 * n) { cap <<= 1; ++bits; }
+  uint64_t* slot_key = trf.slot_key.reserve(cap);
+  uint32_t* slot_count = trf.slot_count.reserve(cap);
+  std::memset(slot_key, 0xff, cap * sizeof(uint64_t));
+  std::memset(slot_count, 0, cap * sizeof(uint32_t));
+  for (size_t i = 0; i < n; ++i) {
+    const TEntry& e = L[i];
+    const uint64_t k = (uint64_t)e.tid << 32 | e.pc;
+    size_t h = (size_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - bits));  // the top bits: all of k mixes in
+    while (slot_key[h] != k && slot_key[h] != ~uint64_t(0)) h = (h + 1) & (cap - 1);
+    slot_key[h] = k;
+    const uint32_t inst = slot_count[h]++;
+    // a request: one warp, one instruction, one instance (and one space and kind)
+    key[i] = TKey{(uint64_t)(e.tid >> 5) << 32 | e.pc,
+                  (uint64_t)inst << 16 | (uint64_t)(e.buf == T_SHARED) << 8 | e.kind, (uint32_t)i};
+  }
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) sorted = tkey_cmp(&key[i - 1], &key[i]) < 0;
+  if (!sorted) std::qsort(key, n, sizeof(TKey), tkey_cmp);
+  for (size_t j = 0; j < n;) {
+    size_t g = j + 1;
+    while (g < n && key[g].k1 == key[j].k1 && key[g].k2 == key[j].k2) ++g;
+    const TEntry& first = L[key[j].i];
+    const bool shared = first.buf == T_SHARED;
+    const unsigned shift = shared ? 2 : 5;  // 4-byte words, 32-byte sectors
+    trf.units.n = trf.spans.n = 0;
+    uint64_t bytes = 0;
+    for (size_t k = j; k < g; ++k) {
+      const TEntry& e = L[key[k].i];
+      bytes += e.n;
+      const uint64_t end = e.a + (e.n ? e.n : 1);
+      for (uint64_t u = e.a >> shift; u <= (end - 1) >> shift; ++u) trf.units.push(u);
+      trf.spans.push(TSpan{e.a, end});
+    }
+    uint64_t* units = trf.units.p;
+    const size_t nu = trf.units.n;
+    bool ascending = true;  // the usual case: lanes in address order
+    for (size_t k = 1; k < nu && ascending; ++k) ascending = units[k - 1] <= units[k];
+    if (!ascending) std::qsort(units, nu, sizeof(uint64_t), u64_cmp);
+    size_t distinct_units = 0;
+    for (size_t k = 0; k < nu; ++k)
+      if (!k || units[k] != units[k - 1]) units[distinct_units++] = units[k];
+    TStat& s = traffic_stat((uint64_t)first.pc << 16 | (uint64_t)first.buf << 8 | first.kind);
+    if (shared && !s.name) s.name = shared_name(first.a);
+    s.requests += 1;
+    s.lanes += g - j;
+    s.bytes += bytes;
+    if (shared) {
+      unsigned per_bank[32] = {}, most = 0;
+      for (size_t k = 0; k < distinct_units; ++k) {
+        const unsigned c = ++per_bank[units[k] & 31];
+        most = c > most ? c : most;
+      }
+      s.sectors += most;  // wavefronts
+      s.ideal += (distinct_units + 31) / 32;
+    } else {  // distinct bytes: the union of [lo, hi) over the lanes
+      TSpan* spans = trf.spans.p;
+      const size_t ns = trf.spans.n;
+      bool in_order = true;
+      for (size_t k = 1; k < ns && in_order; ++k) in_order = spans[k - 1].lo <= spans[k].lo;
+      if (!in_order) std::qsort(spans, ns, sizeof(TSpan), u64_cmp);
+      uint64_t distinct = 0, covered_to = 0;
+      for (size_t k = 0; k < ns; ++k) {
+        const uint64_t lo = spans[k].lo > covered_to ? spans[k].lo : covered_to;
+        if (spans[k].hi > lo) { distinct += spans[k].hi - lo; covered_to = spans[k].hi; }
+      }
+      s.sectors += distinct_units;
+      s.ideal += (distinct + 31) / 32;
+    }
+    j = g;
+  }
+  trf.log.n = 0;
+}
+
+// The report the parent reads: one line per instruction, one per tensor.
+FC_NOSAN inline const char* traffic_report() {
+  traffic_flush();
+  std::string& o = trf.out;
+  o.clear();
+  char b[256];
+  for (size_t i = 0; i < trf.stats.n; ++i) {
+    const TStat& s = trf.stats.p[i];
+    std::snprintf(b, sizeof b, "I %llx %u %u %llu %llu %llu %llu %llu %.100s\n", (unsigned long long)(s.key >> 16),
+                  (unsigned)(s.key >> 8 & 255), (unsigned)(s.key & 255), (unsigned long long)s.requests,
+                  (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.sectors,
+                  (unsigned long long)s.ideal, s.name ? s.name : "-");
+    o += b;
+  }
+  for (int i = 0; i < trf.nbuf; ++i) {
+    const TBuf& t = trf.bufs[i];
+    std::snprintf(b, sizeof b, "B %d %llu %llu %llu\n", i, (unsigned long long)t.read, (unsigned long long)t.written,
+                  (unsigned long long)t.atomic);
+    o += b;
+  }
+  return o.c_str();
+}
+#endif  // FC_TRAFFIC
+
 // Every instrumented load and store comes here: two range tests for memory that is not shared.
 FC_HOT void on_access(uintptr_t a, unsigned n, uint8_t kind, void* pc) {
   const Track& K = trk;
@@ -284,9 +490,18 @@ FC_HOT void on_access(uintptr_t a, unsigned n, uint8_t kind, void* pc) {
   Cell* c;
   if (o < K.s_span) { c = K.s_cells; span = K.s_span; }
   else if ((o = a - K.d_lo) < K.d_span) { c = K.d_cells; span = K.d_span; }
-  else return;
+  else {
+#ifdef FC_TRAFFIC
+    if (K.on) traffic_log(a, n, kind, pc, -1);
+#endif
+    return;
+  }
   if (!K.on) return;
   if (n > span - o) n = (unsigned)(span - o);
+#ifdef FC_TRAFFIC
+  traffic_log(a, n, kind, pc, T_SHARED);
+  if (!K.race) return;
+#endif
   check(c, a - o, o, n, kind, (uintptr_t)pc - 1);
 }
 
@@ -519,11 +734,17 @@ FC_NOSAN inline bool run_block(int nthreads) {
     }
     if (at_bar == live && same) {
       for (int i = 0; i < nthreads; ++i) if (F[i].state == BAR) F[i].state = RUN;
+#ifdef FC_TRAFFIC
+      traffic_flush();  // requests do not span a barrier
+#endif
       next_epoch();
       progress = true;
     }
     if (!progress) { C.error = describe_deadlock(nthreads); return false; }
   }
+#ifdef FC_TRAFFIC
+  traffic_flush();
+#endif
   return true;
 }
 
@@ -766,4 +987,19 @@ extern "C" FC_NOSAN void __tsan_init() {}
 extern "C" FC_NOSAN void __tsan_func_entry(void*) {}
 extern "C" FC_NOSAN void __tsan_func_exit(void*) {}
 extern "C" FC_NOSAN void __tsan_vptr_update(void*, void*) {}
+#endif
+
+#ifdef FC_TRAFFIC
+// course.cuda.traffic: the launch's tensors (address, bytes) before the launch, the counts after.
+extern "C" FC_NOSAN void fc_traffic_begin(int race, int n, const unsigned long long* r) {
+  fc::trk.race = race;
+  fc::trf.nbuf = n < (int)fc::T_MAX_BUFS ? n : 0;
+  for (int i = 0; i < fc::trf.nbuf; ++i) {
+    fc::trf.bufs[i].lo = r[2 * i];
+    fc::trf.bufs[i].hi = r[2 * i] + r[2 * i + 1];
+    fc::trf.lo = std::min(fc::trf.lo, (uintptr_t)r[2 * i]);
+    fc::trf.hi = std::max(fc::trf.hi, (uintptr_t)(r[2 * i] + r[2 * i + 1]));
+  }
+}
+extern "C" FC_NOSAN const char* fc_traffic() { return fc::traffic_report(); }
 #endif
