@@ -247,7 +247,8 @@ def test_visible_check_runs_from_the_pack(pack, tmp_path):
         import sys
 
         import autograder
-        from autograder import check, registry
+        from autograder import check
+        from autograder.declare import registry
 
         print("AUTOGRADER", autograder.__file__)
         print("CHECKS", registry.get("ch01.safe_softmax").checks)

@@ -446,7 +446,8 @@ def main() -> int:
     course.setup(quiet=True)
     print(course.banner())
     import autograder
-    from autograder import check, registry
+    from autograder import check
+    from autograder.declare import registry
     where = os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
     if os.path.realpath(where) != os.path.realpath(HERE):
         print(f"autograder is imported from {{where}}, not from this pack ({{HERE}}): "
