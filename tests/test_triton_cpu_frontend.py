@@ -255,18 +255,23 @@ def _ce_inputs(cols, dtype=torch.bfloat16):
     return _t(4, cols, dtype=dtype), torch.tensor([1, -100, 3, 0]), _t(4), _t(4, cols, dtype=dtype)
 
 
-def _launch_ch06_cross_entropy_triton(m, mp):
+def _launch_ch07_cross_entropy_triton(m, mp):
     for dtype in (torch.float32, torch.bfloat16):
         m.cross_entropy(*_ce_inputs(3000, dtype))
         m.cross_entropy(*_ce_inputs(3000, dtype), z_weight=0.0, smoothing=0.1)
 
 
-def _launch_ch06_cross_entropy_split(m, mp):
+def _launch_ch07_cross_entropy_split(m, mp):
     for smoothing in (0.0, 0.1):
         for exp2, stages in ((True, 1), (False, 2)):
             m.cross_entropy_split(*_ce_inputs(3000), smoothing=smoothing, chunk=1024, block=256, exp2=exp2,
                                   stages=stages)
     m.cross_entropy(*_ce_inputs(3000))
+
+
+def _launch_ch07_linear_cross_entropy_triton(m, mp):
+    for dtype, (n, h, v) in ((torch.float16, (70, 40, 300)), (torch.bfloat16, (8, 16, 3)), (torch.float16, (5, 99, 1))):
+        m.linear_cross_entropy(_t(n, h, dtype=dtype), _t(v, h, dtype=dtype), torch.randint(0, v, (n,)), _t(n), _t(n))
 
 
 def _launch_ch08_rmsnorm_backward_triton(m, mp):
