@@ -7,7 +7,6 @@ import os
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
 from autograder.instructor.nbtext import chapters
 from autograder.layout import ROOT

@@ -43,8 +43,9 @@ START_TIMEOUT = 180.0  # seconds for a runner to start (imports, CUDA) before it
 LOAD_BUDGET = {"cpu": 150.0, "gpu": 120.0}  # seconds a notebook's hanging cells may cost in all
 # A correctness (or hidden) check on a GPU runs small cases: on an H100 the slowest took 9.2 s, runner start and
 # compiles included, with six submissions graded at once (benchmarks/grading_v2_ipc_engine_h100.log, archived in
-# benchmarks/runs/runs.tar.xz). A hung kernel holds the GPU until its check times out, and in a class every timed check waits behind it (a class of
-# 200 on an H100: each hang cost the GPU about 60 s), so such a check gets at most this long; the exercise's own
+# benchmarks/runs/runs.tar.xz). A hung kernel holds the GPU until its check times out, and in a class every timed
+# check waits behind it (a class of 200 on an H100: each hang cost the GPU about 60 s), so such a check gets at most
+# this long; the exercise's own
 # timeout still rules timed checks, whose slow-but-correct kernels may need it.
 QUIET_GPU_TIMEOUT = 30.0
 # On a GPU the runner says when the submission's function has returned from a quiet check's call (its launches
