@@ -256,6 +256,23 @@ def _allowed(name: str, packages) -> bool:
     return any(base == p or base.startswith(p + ".") for p in packages)
 
 
+
+def _cover_keeping(label: str, directory: str, keep: dict) -> None:
+    """Mount an empty tmpfs over `directory`, then bind back each entry of `keep` ({name: an O_PATH fd opened
+    before the cover}) onto a placeholder of its kind; the fds are closed."""
+    try:
+        _mount(label, directory, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        for name, fd in keep.items():
+            target = os.path.join(directory, name)
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.mkdir(target, 0o755)
+            else:
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    finally:
+        for fd in keep.values():
+            os.close(fd)
+
 def only_packages(packages) -> list[str]:
     """In this mount namespace: cover every package directory (package_dirs) with an empty tmpfs and bind back only
     the entries of `packages`: torch, SciPy, CuPy, Triton and everything else installed are not on this file
@@ -267,18 +284,7 @@ def only_packages(packages) -> list[str]:
                     if _allowed(n, packages)}
         except OSError:
             continue
-        try:
-            _mount("flashcourse-packages", d, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-            for name, fd in keep.items():
-                target = os.path.join(d, name)
-                if os.path.isdir(f"/proc/self/fd/{fd}"):
-                    os.mkdir(target, 0o755)
-                else:
-                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-                _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
-        finally:
-            for fd in keep.values():
-                os.close(fd)
+        _cover_keeping("flashcourse-packages", d, keep)
         covered.append(d)
     return covered
 
@@ -457,21 +463,8 @@ def open_closed_parents(paths: list[str]) -> list[str]:
         if not todo:
             break
         for a in sorted(todo, key=len):
-            fds = {}
-            for name in todo[a]:
-                fds[name] = os.open(os.path.join(a, name), os.O_PATH | os.O_NOFOLLOW)
-            try:
-                _mount("flashcourse-open", a, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-                for name, fd in fds.items():
-                    target = os.path.join(a, name)
-                    if os.path.isdir(f"/proc/self/fd/{fd}"):
-                        os.mkdir(target, 0o755)
-                    else:
-                        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-                    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
-            finally:
-                for fd in fds.values():
-                    os.close(fd)
+            _cover_keeping("flashcourse-open", a, {name: os.open(os.path.join(a, name), os.O_PATH | os.O_NOFOLLOW)
+                                                   for name in todo[a]})
             covered.append(a)
     return covered
 
