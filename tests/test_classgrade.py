@@ -133,10 +133,12 @@ def test_a_class_is_graded_in_parallel_and_every_story_is_told(graded):
     # a cell that reaches for the results, the gradebook or another student's file finds nothing to use
     assert scores["trudy"]["test_safe_softmax"] == 2 and scores["trudy"]["test_safe_softmax_hidden"] == 2
     assert "was edited" not in out  # untouched test cells (their hidden tests stripped) are not "edited"
-    for needle in ("renamed notebook", "test cell test_safe_softmax_hidden was deleted", "not a valid notebook",
+    for needle in (f"carol: renamed: graded {CH}-Copy1.ipynb", "test cell test_safe_softmax_hidden was deleted",
+                   "not a valid notebook",
                    "NOT graded", "needs attention"):
         assert needle.lower() in out.lower(), (needle, out[-3000:])
     assert os.path.exists(os.path.join(root, "results", CH, "checks.csv"))
+    assert not os.path.exists(os.path.join(root, "submitted", "carol", CH, f"{CH}.ipynb"))  # submitted/ untouched
     again = _flashcourse("autograde", CH, cwd=root)  # resumable: nothing left to grade
     assert "0 to grade" in again.stdout, again.stdout
     assert _scores(root) == scores
@@ -400,3 +402,126 @@ def test_without_the_guard_nbgrader_would_run_the_submission_on_the_host(tmp_pat
                        env=env, capture_output=True, text=True, timeout=900)
     assert g.returncode == 0, g.stderr[-3000:]
     assert os.path.exists(marker), a.stderr[-3000:]
+
+
+# ---------- the grader never writes into submitted/: renames, several notebooks, resubmissions, regrades ----------
+
+def _tree(root: str) -> dict:
+    """Every file under root: its relative path, SHA-256 and modification time (byte-for-byte, and untouched)."""
+    import hashlib
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = os.path.join(d, name)
+            st = os.lstat(p)
+            data = hashlib.sha256(open(p, "rb").read()).hexdigest() if os.path.isfile(p) else "dir"
+            out[os.path.relpath(p, root)] = (data, st.st_mtime_ns)
+    return out
+
+
+def _put(root, student, name, nb, mtime=None):
+    d = os.path.join(root, "submitted", student, CH)
+    os.makedirs(d, exist_ok=True)
+    nbformat.write(nb, os.path.join(d, name))
+    if mtime is not None:
+        os.utime(os.path.join(d, name), ns=(mtime, mtime))
+
+
+def _solved():
+    nb = _release()
+    c = _cell(nb, "safe_softmax")
+    c.source = c.source.replace("# YOUR CODE HERE\n    raise NotImplementedError()", SOLVED)
+    return nb
+
+
+def test_the_notebook_to_grade_is_chosen_without_writing_and_the_newest_wins(tmp_path):
+    root = str(tmp_path)
+    shutil.copytree(os.path.join(nbtext.ROOT, "source", CH), os.path.join(root, "source", CH),
+                    ignore=shutil.ignore_patterns("*.nb.md"))
+    t = 1_700_000_000 * 10**9
+    _put(root, "erin", "my work.ipynb", _solved())
+    _put(root, "frank", f"{CH}.ipynb", _release(), t)
+    _put(root, "frank", f"{CH}-Copy1.ipynb", _solved(), t + 10**9)
+    _put(root, "frank", "Untitled.ipynb", nbformat.v4.new_notebook(), t + 2 * 10**9)  # scratch, newest
+    _put(root, "gina", f"{CH}-Copy1.ipynb", _solved(), t)  # a tie: the assignment's own name wins, then by name
+    _put(root, "gina", f"{CH}.ipynb", _solved(), t)
+    _put(root, "hal", "b.ipynb", _solved(), t)
+    _put(root, "hal", "a.ipynb", _solved(), t)
+    before = _tree(os.path.join(root, "submitted"))
+    c = {s: classgrade.choose_notebook(root, CH, s) for s in ("erin", "frank", "gina", "hal", "nobody")}
+    assert (c["erin"].name, c["erin"].why) == ("my work.ipynb", "renamed: graded my work.ipynb")
+    assert c["frank"].name == f"{CH}-Copy1.ipynb"
+    assert c["frank"].why == (f"3 notebooks: graded the newest, {CH}-Copy1.ipynb; not graded: {CH}.ipynb; not this "
+                              "chapter's notebook: Untitled.ipynb"), c["frank"].why
+    assert c["gina"].name == f"{CH}.ipynb" and "as new as" in c["gina"].why
+    assert c["hal"].name == "a.ipynb"
+    assert c["nobody"].path is None and "no notebook" in c["nobody"].why
+    assert _tree(os.path.join(root, "submitted")) == before
+
+
+@pytest.mark.slow
+def test_submitted_is_never_written_and_renames_resubmissions_and_regrades_are_reported(tmp_path):
+    """nbgrader is handed staged copies: submitted/ is byte-for-byte unchanged (no copy at the assignment's name
+    beside a renamed notebook); the summary and the result files say which notebook was graded and why, after a
+    --force regrade too; a resubmission (another notebook, or the graded one changed) is graded again."""
+    import json
+    root = str(tmp_path / "course")
+    os.makedirs(root)
+    shutil.copy(os.path.join(nbtext.ROOT, "nbgrader_config.py"), root)
+    shutil.copytree(os.path.join(nbtext.ROOT, "source", CH), os.path.join(root, "source", CH),
+                    ignore=shutil.ignore_patterns("*.nb.md"))
+    t = 1_700_000_000 * 10**9
+    _put(root, "carol", f"{CH}-Copy1.ipynb", _solved())
+    _put(root, "erin", "my work.ipynb", _solved())
+    _put(root, "frank", f"{CH}.ipynb", _release(), t)
+    _put(root, "frank", f"{CH}-Copy1.ipynb", _solved(), t + 10**9)
+    with open(os.path.join(root, "submitted", "frank", CH, "timestamp.txt"), "w") as f:
+        f.write("2030-01-01 00:00:00.000000 UTC")  # as nbgrader's collect writes it
+    sub = os.path.join(root, "submitted")
+    results = os.path.join(root, "results", CH)
+
+    def run(*extra):
+        before = _tree(sub)
+        r = _flashcourse("autograde", CH, "--jobs", "2", *extra, cwd=root,
+                         env={"FLASHCOURSE_COLLECT_BATCH": "1000"})  # one replay, at the end
+        assert _tree(sub) == before, "the grader wrote into submitted/"
+        assert not [n for n in os.listdir(root) if n.startswith(classgrade.STAGING)]  # staging trees removed
+        return r.stdout + r.stderr
+
+    out = run()
+    scores = _scores(root)
+    assert scores["carol"]["test_safe_softmax"] == 2 and scores["erin"] == scores["carol"], scores
+    assert scores["frank"] == scores["carol"], "the newest notebook (the solved copy) is graded"
+    assert not os.path.exists(os.path.join(sub, "carol", CH, f"{CH}.ipynb"))
+    newest = f"2 notebooks: graded the newest, {CH}-Copy1.ipynb; not graded: {CH}.ipynb"
+    for needle in (f"carol: renamed: graded {CH}-Copy1.ipynb", "erin: renamed: graded my work.ipynb",
+                   f"frank: {newest}"):
+        assert needle in out, (needle, out[-3000:])
+    with open(os.path.join(results, "erin.json")) as f:
+        r = json.load(f)
+    assert r["notebook"] == f"submitted/erin/{CH}/my work.ipynb"
+    assert r["choice"]["file"] == "my work.ipynb" and r["choice"]["why"] == "renamed: graded my work.ipynb"
+
+    out = run("--force")  # a regrade: the same choices, said again
+    assert "3 to grade with" in out, out[-3000:]
+    for needle in (f"carol: renamed: graded {CH}-Copy1.ipynb", "erin: renamed: graded my work.ipynb",
+                   f"frank: {newest}"):
+        assert needle in out, (needle, out[-3000:])
+    assert "resubmitted" not in out
+
+    _put(root, "carol", f"{CH}-Copy1.ipynb", _release())  # the renamed notebook resubmitted (changed)
+    _put(root, "frank", f"{CH}-Copy2.ipynb", _release(), t + 5 * 10**9)  # a newer notebook under a new name
+    os.utime(os.path.join(sub, "erin", CH, "my work.ipynb"))  # saved again, same content
+    out = run()
+    assert "0 already graded" in out and "3 to grade (3 resubmitted since graded)" in out, out[-3000:]
+    assert "already graded (kept" in out
+    scores = _scores(root)
+    assert sum(scores["carol"].values()) == 0 and sum(scores["frank"].values()) == 0, scores
+    assert scores["erin"]["test_safe_softmax"] == 2
+    for needle in (f"carol: resubmitted: {CH}-Copy1.ipynb changed since it was graded, graded again",
+                   f"frank: resubmitted: {CH}-Copy2.ipynb graded, newer than {CH}-Copy1.ipynb (graded before)",
+                   f"frank: 3 notebooks: graded the newest, {CH}-Copy2.ipynb",
+                   "erin: resubmitted: my work.ipynb saved again since it was graded (same content), graded again"):
+        assert needle in out, (needle, out[-3000:])
+    again = run()
+    assert "0 to grade" in again and "resubmitted" not in again.split("needs attention")[0], again[-3000:]

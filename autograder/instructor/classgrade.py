@@ -6,23 +6,29 @@ and resumed at any moment, while nbgrader's gradebook keeps exactly one writer:
 1. **grade** (`grade_class`): every submission `submitted/<student>/CH/` is graded by a judge (this
    module's `grade_submission`, in a worker process of its own: `--jobs N`), through one warm sandboxed
    runner (autograder.judge.session). Which checks run comes from the instructor's source notebook, not the
-   student's copy: a deleted or edited test cell is graded all the same. The result, every check's
-   verdict and what each cell printed, is written atomically to `results/CH/<student>.json` with the
-   submission's SHA-256: a later run skips a submission whose result matches it (unless `--force`), so
-   a killed run loses at most the submissions in flight. `--shard I/N` grades a deterministic slice
-   (students sorted by id) and writes result files only, for a cluster (no sqlite across nodes).
+   student's copy: a deleted or edited test cell is graded all the same. Which notebook of the folder is
+   graded: `choose_notebook` (the newest; the summary says which and why); submitted/ is never written to.
+   The result, every check's verdict and what each cell printed, is written atomically to
+   `results/CH/<student>.json` with the submission's SHA-256: a later run skips a submission whose result
+   matches it (unless `--force`), so a killed run loses at most the submissions in flight, and a
+   resubmission is graded again. `--shard I/N` grades a deterministic slice (students sorted by id) and
+   writes result files only, for a cluster (no sqlite across nodes).
    Timed checks hold their GPU alone: every check takes a lock of the GPU it runs on, shared for quiet
    checks, exclusive for timed ones, with a turnstile so that a waiting timed check is not starved.
 2. **collect** (`collect`): nbgrader's own `autograde` (sanitize, restore the test cells from the
    gradebook, save the grades, late penalties) with IsolatedRegrade replaying the result files instead
-   of grading (FLASHCOURSE_REPLAY): one process writes the gradebook, and collecting twice, or shards in
-   any order, gives the same gradebook. Then a summary: a table per student and check, the
-   submissions that need attention and why, and `results/CH/checks.csv`.
+   of grading (FLASHCOURSE_REPLAY), reading the graded notebooks from a staging tree (`_stage`): one
+   process writes the gradebook, and collecting twice, or shards in any order, gives the same gradebook.
+   Then a summary: a table per student and check, the submissions that need attention and why, and
+   `results/CH/checks.csv`.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import dataclasses
 import datetime
+import functools
 import glob
 import hashlib
 import json
@@ -63,18 +69,94 @@ def shard(items: list[str], spec: str | None) -> list[str]:
     return sorted(items)[i::n]
 
 
-def find_notebook(course: str, chapter: str, student: str) -> tuple[str | None, list[str]]:
-    """The submitted notebook, and what needs the instructor's attention about it."""
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """Which notebook of a submission folder is graded, and why (what the summary and the result file say).
+
+    The folder is never written to (nbgrader's submitted/ is the instructor's record): nbgrader is handed a copy
+    at the assignment's name in a staging tree (`_stage`). The newest notebook wins (by modification time; ties
+    go to the assignment's own name, then to the first name in sorted order). Where there are several, notebooks
+    that hold none of the chapter's graded cells (a scratch Untitled.ipynb) are passed over, unless no notebook
+    holds any."""
+    path: str | None  # the notebook graded (absolute), or None
+    why: str  # "" for CH.ipynb alone in its folder, else what the summary says about the choice
+    mtime_ns: int | None = None
+    others: tuple[str, ...] = ()  # the folder's other notebooks (names)
+
+    @property
+    def name(self) -> str | None:
+        return os.path.basename(self.path) if self.path else None
+
+    def to_json(self) -> dict:
+        return {"file": self.name, "why": self.why, "mtime_ns": self.mtime_ns, "others": list(self.others)}
+
+
+def choose_notebook(course: str, chapter: str, student: str) -> Choice:
+    """The notebook of submitted/<student>/<chapter>/ to grade (see Choice); reads the folder, writes nothing."""
     d = os.path.join(course, "submitted", student, chapter)
-    want = os.path.join(d, f"{chapter}.ipynb")
-    if os.path.isfile(want):
-        return want, []
-    others = sorted(p for p in glob.glob(os.path.join(d, "*.ipynb")))
-    if len(others) == 1:
-        return others[0], [f"renamed notebook: {os.path.basename(others[0])} graded as {chapter}.ipynb"]
-    if others:
-        return None, [f"no {chapter}.ipynb, and {len(others)} other notebooks: cannot tell which to grade"]
-    return None, [f"no notebook in submitted/{student}/{chapter}/"]
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".ipynb") and not n.startswith(".")
+                       and os.path.isfile(os.path.join(d, n)))
+    except OSError:
+        names = []
+    if not names:
+        return Choice(None, f"no notebook in submitted/{student}/{chapter}/")
+    own = f"{chapter}.ipynb"
+    mtime = {n: os.stat(os.path.join(d, n)).st_mtime_ns for n in names}
+    pool, foreign = names, []
+    if len(names) > 1:
+        ids = _graded_ids(course, chapter)
+        mine = [n for n in names if _holds_any(os.path.join(d, n), ids)]
+        if mine:
+            pool, foreign = mine, [n for n in names if n not in mine]
+    pick = min(pool, key=lambda n: (-mtime[n], n != own, n))
+    others = tuple(n for n in names if n != pick)
+    if len(names) == 1:
+        why = "" if pick == own else f"renamed: graded {pick}"
+    else:
+        tied = [n for n in pool if n != pick and mtime[n] == mtime[pick]]
+        why = f"{len(names)} notebooks: graded the newest, {pick}"
+        if tied:
+            why += f" (as new as {', '.join(tied)}: chosen by name)"
+        rest = [n for n in others if n not in foreign]
+        if rest:
+            why += f"; not graded: {', '.join(rest)}"
+        if foreign:
+            why += f"; not this chapter's notebook: {', '.join(foreign)}"
+    return Choice(os.path.join(d, pick), why, mtime[pick], others)
+
+
+def find_notebook(course: str, chapter: str, student: str) -> tuple[str | None, list[str]]:
+    """The notebook to grade, and what the instructor is told about the choice (choose_notebook)."""
+    c = choose_notebook(course, chapter, student)
+    return c.path, [c.why] if c.why else []
+
+
+@functools.lru_cache(maxsize=64)
+def _graded_ids_of(path: str, mtime_ns: int) -> frozenset:
+    import nbformat
+    nb = nbformat.read(path, 4)
+    return frozenset(c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells) - {None}
+
+
+def _graded_ids(course: str, chapter: str) -> frozenset:
+    """The grade ids of the chapter's source notebook (its graded and read-only cells)."""
+    path = os.path.join(course, "source", chapter, f"{chapter}.ipynb")
+    try:
+        return _graded_ids_of(path, os.stat(path).st_mtime_ns)
+    except (OSError, ValueError):
+        return frozenset()
+
+
+def _holds_any(path: str, ids: frozenset) -> bool:
+    """Whether a notebook file holds one of the chapter's cells (by nbgrader grade id)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            nb = json.load(f)
+        return any(isinstance(c, dict) and (c.get("metadata") or {}).get("nbgrader", {}).get("grade_id") in ids
+                   for c in nb.get("cells", []))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False
 
 
 def source_notebook(course: str, chapter: str):
@@ -101,10 +183,12 @@ def grade_submission(course: str, chapter: str, student: str, cells_of_source: d
     from autograder.declare.submission import solution_cells
     t0 = time.perf_counter()
     cells_of_source = cells_of_source or grade_cells(source_notebook(course, chapter))
-    path, attention = find_notebook(course, chapter, student)
+    choice = choose_notebook(course, chapter, student)
+    path, attention = choice.path, [choice.why] if choice.why else []
     result = {"version": VERSION, "student": student, "chapter": chapter, "mode": mode.MODE,
               "device": mode.device_name() if mode.GPU else "cpu", "graded_at": _now(), "notebook": None,
-              "sha256": None, "attention": attention, "cells": {}, "solutions": {}, "checks": []}
+              "sha256": None, "choice": choice.to_json(), "attention": attention, "cells": {}, "solutions": {},
+              "checks": []}
     nb = None
     if path is not None:
         result["notebook"], result["sha256"] = os.path.relpath(path, course), sha256(path)
@@ -174,11 +258,20 @@ def read_result(path: str) -> dict | None:
 
 
 def is_current(course: str, chapter: str, student: str, result: dict | None) -> bool:
-    """Does this result belong to the submission as it is now?"""
+    """Does this result belong to the submission as it is now? Not after a resubmission: another notebook is
+    the one to grade now (a newer one, under any name), or the graded one is newer than when it was graded, or
+    its content differs (SHA-256)."""
     if result is None:
         return False
-    path, _ = find_notebook(course, chapter, student)
-    return (sha256(path) if path else None) == result.get("sha256")
+    c = choose_notebook(course, chapter, student)
+    if c.path is None:
+        return result.get("sha256") is None
+    if os.path.relpath(c.path, course) != result.get("notebook"):
+        return False
+    graded_mtime = (result.get("choice") or {}).get("mtime_ns")
+    if graded_mtime is not None and c.mtime_ns is not None and c.mtime_ns > graded_mtime:
+        return False
+    return sha256(c.path) == result.get("sha256")
 
 
 # ---------- phase 1 for a class: parallel workers ----------
@@ -210,9 +303,32 @@ def _init_worker(gpus, course: str, chapter: str) -> None:
 
 
 def _grade_to_file(student: str, out_dir: str) -> dict:
+    path = os.path.join(out_dir, f"{student}.json")
+    before = read_result(path)
     r = grade_submission(_WORKER["course"], _WORKER["chapter"], student)
-    write_atomic(os.path.join(out_dir, f"{student}.json"), r)
+    resubmitted = resubmission(before, r)
+    if resubmitted:
+        r["resubmitted"] = resubmitted
+        r["attention"].insert(0, resubmitted)
+    write_atomic(path, r)
     return _brief(r)
+
+
+def resubmission(before: dict | None, now: dict) -> str:
+    """What changed since an earlier result of the same student ("" if nothing did: a --force regrade)."""
+    if not before or not now.get("notebook"):
+        return ""
+    was, name = os.path.basename(before.get("notebook") or "") or None, os.path.basename(now["notebook"])
+    if was is None:
+        return f"resubmitted: {name} graded (there was no notebook before)"
+    if was != name:
+        return f"resubmitted: {name} graded, newer than {was} (graded before)"
+    if before.get("sha256") != now.get("sha256"):
+        return f"resubmitted: {name} changed since it was graded, graded again"
+    m0, m1 = (before.get("choice") or {}).get("mtime_ns"), (now.get("choice") or {}).get("mtime_ns")
+    if m0 is not None and m1 is not None and m1 > m0:
+        return f"resubmitted: {name} saved again since it was graded (same content), graded again"
+    return ""
 
 
 def _brief(r: dict) -> dict:
@@ -238,6 +354,11 @@ def visible_gpus() -> list[str]:
     return [str(i) for i in range(max(1, n))]
 
 
+# `--jobs`'s default on GPUs, as measured on H100s (BENCHMARKS.md: 4 per GPU on two, 6 on one; quiet checks are
+# mostly compiles, on the CPU), at most one worker per usable CPU core
+WORKERS_PER_GPU = 4
+
+
 def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spec: str | None = None,
                 results: str | None = None, force: bool = False, out=sys.stdout,
                 collector: Collector | None = None) -> tuple[str, list[dict]]:
@@ -251,14 +372,14 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
     everyone = students(course, chapter)
     mine = shard(everyone, shard_spec)
-    todo = [s for s in mine if force or not is_current(course, chapter, s,
-                                                           read_result(os.path.join(results, f"{s}.json")))]
+    before = {s: read_result(os.path.join(results, f"{s}.json")) for s in mine}
+    todo = [s for s in mine if force or not is_current(course, chapter, s, before[s])]
+    changed = 0 if force else sum(1 for s in todo if before[s] is not None)  # resubmitted since graded
     gpus = visible_gpus()
     if jobs is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        # the cores this process may use (Slurm's binding included); on GPUs four workers each, as measured on
-        # H100s (BENCHMARKS.md: 4 per GPU on two, 6 on one; quiet checks are mostly compiles, on the CPU)
-        jobs = min(cores, 4 * len(gpus)) if gpus else cores
+        # the cores this process may use (Slurm's binding included); on GPUs WORKERS_PER_GPU workers each
+        jobs = min(cores, WORKERS_PER_GPU * len(gpus)) if gpus else cores
     jobs = max(1, min(jobs, len(todo) or 1))
     from autograder.boundary import sandbox
     boxed, why = sandbox.status()
@@ -267,7 +388,8 @@ def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spe
               "what this user can. Grade as root on Linux for the sandbox.", file=out, flush=True)
     where = ", ".join("GPU " + g for g in gpus) if gpus else "CPU (no GPU: timed checks are not graded)"
     print(f"flashcourse: {chapter}: {len(mine)} submissions{f' in shard {shard_spec}' if shard_spec else ''}, "
-          f"{len(mine) - len(todo)} already graded (kept; --force regrades), {len(todo)} to grade with "
+          f"{len(mine) - len(todo)} already graded (kept; --force regrades), {len(todo)} to grade"
+          f"{f' ({changed} resubmitted since graded)' if changed else ''} with "
           f"{jobs} worker(s) on {where}", file=out, flush=True)
     briefs, failed, t0 = [], 0, time.perf_counter()
     if collector is not None:
@@ -316,13 +438,14 @@ GRADEBOOK_LOCK = ".flashcourse-gradebook.lock"
 
 
 def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None, background: bool = False,
-                     out=sys.stdout):
+                     out=sys.stdout, stage=None):
     """nbgrader, the gradebook's one writer: a subprocess holding an flock on the course's gradebook lock. The
     child inherits the locked descriptor, so a child orphaned by a killed `flashcourse` keeps the lock until it
     ends, and the next run waits for it instead of writing beside it (sqlite: jupyter/nbgrader#174). With
     `replay_dir` nbgrader's execute step replays the result files there (FLASHCOURSE_REPLAY): no student code
     runs, no GPU is opened (CUDA_VISIBLE_DEVICES is emptied), no GPU lock is taken. `background` (a batch
-    recorded while judges grade): at a lower CPU priority."""
+    recorded while judges grade): at a lower CPU priority. `stage`: a context manager made once the lock is held,
+    around nbgrader's run, giving extra arguments (`_stage`)."""
     import fcntl
     import shutil
     import subprocess
@@ -344,7 +467,8 @@ def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None
         except BlockingIOError:
             print(f"flashcourse: waiting for another writer of {course}/gradebook.db to finish", file=out, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
-        r = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True, pass_fds=(fd,))
+        with (stage() if stage else contextlib.nullcontext([])) as extra:
+            r = subprocess.run(cmd + extra, cwd=course, env=env, capture_output=True, text=True, pass_fds=(fd,))
     finally:
         os.close(fd)
     log = os.environ.get("FLASHCOURSE_NBGRADER_LOG")
@@ -371,31 +495,65 @@ def _key(result: dict) -> tuple:
 
 def _record(course: str, chapter: str, results: str, batch: list[str], background: bool = False,
             out=sys.stdout) -> tuple[set, object, list[str]]:
-    """One replay (`nbgrader autograde CH --force`, everyone but `batch` excluded) recording `batch`, students
-    with a current result. Returns the students it recorded, nbgrader's process and its error lines. nbgrader
-    goes on past a student it cannot record and names them at the end ("... for student 'x'"); a failure
-    naming no student (the database, a crash) counts against the whole batch."""
-    import shutil
-    for s in batch:  # a renamed notebook: nbgrader looks for CH.ipynb
-        r = read_result(os.path.join(results, f"{s}.json"))
-        want = os.path.join(course, "submitted", s, chapter, f"{chapter}.ipynb")
-        if r and r.get("notebook") and not os.path.exists(want):
-            shutil.copy(os.path.join(course, r["notebook"]), want)
-    exclude = sorted(set(students(course, chapter)) - set(batch))  # as of now: a submission may have come since
+    """One replay (`nbgrader autograde CH --force` on a staging tree of `batch` alone: `_stage`) recording
+    `batch`, students with a current result. Returns the students it recorded, nbgrader's process and its error
+    lines. nbgrader goes on past a student it cannot record and names them at the end ("... for student 'x'"); a
+    failure naming no student (the database, a crash) counts against the whole batch."""
+    staged: dict[str, str] = {}  # student -> why not staged
     args = ["autograde", chapter, "--force"]
-    if exclude:
-        args.append(f"--CourseDirectory.student_id_exclude={','.join(exclude)}")
-    r = _nbgrader_writer(args, course, replay_dir=results, background=background, out=out)
+    r = _nbgrader_writer(args, course, replay_dir=results, background=background, out=out,
+                         stage=lambda: _stage(course, chapter, results, batch, staged))
     text = (r.stdout or "") + (r.stderr or "")
     errors = [ln.split("] ", 1)[-1] for ln in text.splitlines() if "ERROR" in ln and "checksum" not in ln]
     failed = set(re.findall(r"There was an error processing assignment '[^']*' for student '([^']*)'", text))
-    outside = sorted(failed - set(batch))  # a submission that arrived after the exclude list was made
     failed &= set(batch)
-    if r.returncode != 0 and not failed and not outside:  # a failure that names no student: the whole batch
+    if r.returncode != 0 and not failed:  # a failure that names no student: the whole batch
         failed = set(batch)
-    if outside:
-        errors.append(f"(also tried, outside this batch, not recorded: {', '.join(outside)})")
+    for s, why in sorted(staged.items()):
+        if why:
+            failed.add(s)
+            errors.append(f"{s}: not recorded: {why}")
     return set(batch) - failed, r, errors
+
+
+STAGING = ".flashcourse-staging-"  # in the course directory, one per replay, removed after it
+
+
+@contextlib.contextmanager
+def _stage(course: str, chapter: str, results: str, batch: list[str], staged: dict):
+    """What nbgrader's autograde reads as its submitted/ for one replay: a staging tree of the batch only
+    (`--CourseDirectory.submitted_directory`), so that nothing is ever written into submitted/ and everyone else
+    is left out. Each student's folder is copied (timestamp.txt and other files, for nbgrader's late penalty and
+    its copies into autograded/) without its notebooks, and the notebook the judge graded is copied in at the
+    assignment's name; one whose copy no longer has the graded SHA-256 is left out (`staged[s]` says why: it is
+    not recorded, and the summary says it changed since it was graded). Called holding the gradebook lock, so a
+    staging tree left by a killed run is no longer in use and is removed first. Private (mode 0700): a runner's
+    sandboxed user cannot read it."""
+    import shutil
+    for old in glob.glob(os.path.join(glob.escape(course), STAGING + "*")):
+        shutil.rmtree(old, ignore_errors=True)
+    top = tempfile.mkdtemp(prefix=STAGING, dir=course)
+    try:
+        for s in batch:
+            staged[s] = ""
+            r = read_result(os.path.join(results, f"{s}.json"))
+            dest = os.path.join(top, s, chapter)
+            try:
+                shutil.copytree(os.path.join(course, "submitted", s, chapter), dest, symlinks=True,
+                                ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+                if r and r.get("notebook"):
+                    nb = os.path.join(dest, f"{chapter}.ipynb")
+                    shutil.copy2(os.path.join(course, r["notebook"]), nb)
+                    if sha256(nb) != r.get("sha256"):
+                        os.remove(nb)
+                        staged[s] = "its notebook changed since it was graded"
+            except OSError as e:
+                staged[s] = f"could not copy its submission ({type(e).__name__}: {e})"
+        # relative to the course root: nbgrader puts this name in a regular expression unescaped, and mkdtemp's
+        # names are letters, digits and _ after the prefix
+        yield [f"--CourseDirectory.submitted_directory={os.path.relpath(top, course)}"]
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def collect(course: str, chapter: str, results: str | None = None, out=sys.stdout) -> int:

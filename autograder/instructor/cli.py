@@ -145,8 +145,9 @@ def main(argv=None) -> int:
     p = sub.add_parser("autograde", help="grade a class: submitted/*/CH, in parallel, resumable")
     p.add_argument("chapter")
     p.add_argument("--course-dir", help="the nbgrader course directory (default: the current one)")
-    p.add_argument("--jobs", type=int, help="submissions graded at once (default: 4 per visible GPU, at most "
-                                                    "one per usable CPU core; without a GPU, one per core)")
+    from autograder.instructor.classgrade import WORKERS_PER_GPU
+    p.add_argument("--jobs", type=int, help=f"submissions graded at once (default: {WORKERS_PER_GPU} per visible "
+                                            "GPU, at most one per usable CPU core; without a GPU, one per core)")
     p.add_argument("--shard", help="I/N: grade only the I-th of N slices (I from 0) and write result files, "
                                    "for a cluster; `flashcourse collect` records them")
     p.add_argument("--results", help="the folder of result files (default: COURSE/results/CH)")
