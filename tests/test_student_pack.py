@@ -2,12 +2,17 @@
 
 The pack is built once (through the CLI) into a temporary folder; its checks run in processes
 whose only PYTHONPATH entry is the pack, in CPU mode, so the pack's autograder (not the editable
-install of this repository) is the one that runs.
+install of this repository) is the one that runs. The pack's `make lab` server (lab/serve.sh student, on
+the pack unpacked from its tarball, with this repository's Jupyter instead of a .venv of its own) is
+driven in headless Chromium (tests/test_browser.py's helpers); its Python check runs against a fake
+`python3`.
 """
 import ast
 import fnmatch
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -69,9 +74,16 @@ def test_contents(pack):
                 "autograder/declare/thresholds.toml", "autograder/notebook.py", "autograder/runner/worker.py",
                 "autograder/runner/zygote.py", "autograder/declare/exercises/ch01_softmax.py"):
         assert os.path.isfile(os.path.join(pack, rel)), f"{rel} is missing from the student pack"
-    if os.path.isdir(os.path.join(ROOT, "course", "labextension")):
-        assert os.path.isdir(os.path.join(pack, "course", "labextension"))
-        assert "--LabApp.extra_labextensions_path=course/labextension" in open(os.path.join(pack, "Makefile")).read()
+    # `make lab` is the repository's lab/serve.sh student: the working copy, the student view's config
+    for rel in student_pack.files_under("lab"):
+        assert os.path.isfile(os.path.join(pack, rel)), f"{rel} is missing from the student pack"
+    for rel in ("lab/serve.sh", "lab/workcopy.py", "lab/common/jupyter_server_config.py",
+                "lab/common/labconfig/page_config.json", "lab/student/labconfig/page_config.json"):
+        assert open(os.path.join(pack, rel), "rb").read() == open(os.path.join(ROOT, rel), "rb").read(), rel
+    assert os.listdir(os.path.join(pack, "lab", "student", "jupyter_server_config.d"))
+    if os.path.isdir(os.path.join(ROOT, "course", "labextension")):  # serve.sh adds it to Lab's extension path
+        assert os.path.isfile(os.path.join(pack, "course", "labextension", "@flashcourse", "cuda-cells",
+                                           "package.json"))
     shipped = {rel for rel, _ in _text_files(pack)}
     assert not [p for p in shipped if "__pycache__" in p or p.endswith(".pyc") or ".ipynb_checkpoints" in p]
 
@@ -143,8 +155,9 @@ def test_stamps_and_set_up(pack):
     assert mine["project"]["name"] == "flashcourse-student"
     assert mine["project"]["dependencies"] == main["project"]["dependencies"]
     assert "flashcourse" not in mine["project"].get("scripts", {})
-    assert set(mine["tool"]["setuptools"]["packages"]) == {"course", "course.cpucuda", "autograder",
-                                                           "autograder.declare.exercises"}
+    assert set(mine["tool"]["setuptools"]["packages"]) == {
+        "course", "course.cpucuda", "autograder", "autograder.boundary", "autograder.declare",
+        "autograder.declare.exercises", "autograder.judge", "autograder.runner"}  # the layout by role
     data = mine["tool"]["setuptools"]["package-data"]
     for dirpath, _, filenames in os.walk(pack):  # every data file of a package is installed with it
         for f in filenames:
@@ -156,11 +169,21 @@ def test_stamps_and_set_up(pack):
     for line in open(os.path.join(ROOT, "Makefile")).read().splitlines():
         if line.startswith(("TORCH_INDEX", "TORCH_ARGS", "LAB_ARGS")):
             assert line in make
-    assert re.search(r"^lab: .*\n\t.*jupyter lab .*release/ch01_softmax/ch01_softmax\.ipynb$", make, re.M)
+    assert re.search(r"^lab: .*\n\tJUPYTER=\$\(BIN\)/jupyter bash lab/serve\.sh student \$\(LAB_ARGS\)$", make, re.M)
+    recipes = "\n".join(ln for ln in make.splitlines() if ln.startswith("\t"))
+    assert "labextension" not in recipes and "release/" not in recipes  # serve.sh serves work/, with the extension
     assert re.search(r"^test: .*\n\tFLASHCOURSE_MODE=cpu .*selfcheck\.py$", make, re.M)
     readme = open(os.path.join(pack, "README.md")).read()
-    for words in ("make lab", "make test", "CPU mode", "TORCH_INDEX", "Hidden tests", "Submit"):
-        assert words in readme
+    for words in ("make lab", "make test", "CPU mode", "TORCH_INDEX", "Hidden tests", "Submit",
+                  "work/ch01_softmax/ch01_softmax.ipynb", "work/CHAPTER/CHAPTER.ipynb", "rename"):
+        assert words in readme, words
+    assert "release/CHAPTER/CHAPTER.ipynb" not in readme  # the student works in, and submits, the working copy
+    # the Python it needs, as pyproject.toml's requires-python says (the repository's and the pack's)
+    need = re.fullmatch(r">=(\d+\.\d+)", main["project"]["requires-python"]).group(1)
+    assert mine["project"]["requires-python"] == main["project"]["requires-python"] == f">={need}"
+    assert student_pack.python_needed() == need
+    assert f"Python {need} or newer" in readme
+    assert not [v for v in re.findall(r"Python (3\.\d+)", readme) if v != need], "another Python is named"
 
 
 def test_tarball(pack):
@@ -304,3 +327,130 @@ def test_answer_keys_do_not_ship():
         raise AssertionError("the pack's reference must not compute")
     except Exception as e:  # noqa: BLE001
         assert "not checked in the student pack" in str(e)
+
+
+def _fake_python(folder, version: str) -> str:
+    """A `python3` that answers `--version` as Python `version` and logs (and fails) anything else."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "python3")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(f"""\
+            #!/bin/sh
+            echo "$*" >> "{folder}/calls"
+            if [ "$1" = "--version" ]; then echo "Python {version}"; exit 0; fi
+            exit 3
+            """))
+    os.chmod(path, 0o755)
+    return folder
+
+
+@pytest.mark.parametrize("target", ["lab", "test", "install"])
+def test_make_checks_the_python_before_installing(pack, tmp_path, target):
+    """Ubuntu 22.04's python3 is 3.10: `make` stops at once with one line naming both versions, before .venv is
+    created or pip runs; a new enough Python gets past the check to `python3 -m venv`."""
+    if not shutil.which("make"):
+        pytest.skip("needs make")
+    need = student_pack.python_needed()
+    copy = shutil.copytree(pack, tmp_path / "pack")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "VIRTUAL_ENV", "MAKEFLAGS")}
+    old = _fake_python(str(tmp_path / "old"), "3.10.12")
+    r = subprocess.run(["make", target], cwd=copy, env=dict(env, PATH=f"{old}:{env['PATH']}"), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("flashcourse:")]
+    assert said == [f"flashcourse: this course needs Python {need} or newer; python3 is Python 3.10.12 "
+                    "(make PYTHON=python3.X ... picks another Python)"], r.stdout + r.stderr
+    assert open(os.path.join(old, "calls")).read().split("\n")[:-1] == ["--version"]  # nothing but the question
+    assert not os.path.exists(copy / ".venv") and "pip" not in r.stdout + r.stderr
+    new = _fake_python(str(tmp_path / "new"), f"{need}.0")
+    r = subprocess.run(["make", target], cwd=copy, env=dict(env, PATH=f"{new}:{env['PATH']}"), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0 and "flashcourse:" not in r.stderr, r.stdout + r.stderr
+    assert open(os.path.join(new, "calls")).read().split("\n")[:-1] == ["--version", "-m venv .venv"]
+
+
+def test_requires_python_must_be_a_lower_bound(monkeypatch, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = "~=3.11"\n')
+    monkeypatch.setattr(student_pack, "ROOT", str(tmp_path))
+    with pytest.raises(student_pack.PackError, match="requires-python"):
+        student_pack.python_needed()
+
+
+def _first_heading(notebook: str) -> str:
+    with open(notebook, encoding="utf-8") as f:
+        cells = json.load(f)["cells"]
+    return next(line[2:].strip() for c in cells if c["cell_type"] == "markdown"
+                for line in "".join(c["source"]).splitlines() if line.startswith("# "))
+
+
+def test_make_lab_opens_every_chapter_in_the_student_view(pack, tmp_path):
+    """The pack's `make lab` server, as a student gets it: the tarball unpacked, lab/serve.sh student with the
+    Makefile's LAB_ARGS (this repository's Jupyter stands in for the pack's .venv, which would install torch; the
+    pack first on PYTHONPATH). Every chapter opens from the file browser of the working copy, its first heading
+    rendered, with Validate and without nbgrader's instructor tools or Jupyter's news pop-up."""
+    from conftest import LabServer
+    from test_browser import CHROMIUM, CHROMIUM_ARGS, Student, _ensure_chromium, _ensure_playwright
+    _ensure_chromium()
+    _ensure_playwright()
+    from playwright.sync_api import expect, sync_playwright
+
+    with tarfile.open(pack + ".tar.gz") as t:
+        t.extractall(tmp_path / "unpacked", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    course = str(tmp_path / "unpacked" / os.path.basename(pack))
+    chapters = student_pack.chapters()
+    artifacts = os.environ.get("FLASHCOURSE_ARTIFACTS") or str(tmp_path / "artifacts")
+    os.makedirs(artifacts, exist_ok=True)
+    lab_args = ("--ip=127.0.0.1",) + (("--allow-root",) if os.geteuid() == 0 else ())  # the Makefile's LAB_ARGS
+    with pytest.MonkeyPatch.context() as mp:  # the server and its kernels import the pack's course and autograder
+        mp.setenv("PYTHONPATH", course)
+        mp.delenv("NBGRADER_EXECUTION", raising=False)
+        mp.delenv("FLASHCOURSE_WORK", raising=False)
+        home = tmp_path / "home"
+        home.mkdir()
+        server = LabServer(course, "student", str(home), lab_args)
+    try:
+        work = os.path.join(course, "work")
+        assert sorted(os.listdir(work)) == sorted(chapters + ["course"])  # the working copy, every chapter
+        listing = json.load(server.get("/api/contents"))
+        assert sorted(i["name"] for i in listing["content"]) == sorted(chapters + ["course"])
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, chromium_sandbox=False,
+                args=CHROMIUM_ARGS, viewport={"width": 1440, "height": 960})
+            context.set_default_timeout(30_000)
+            student = Student(context.new_page(), server, artifacts)
+            page = student.page
+            try:
+                page.goto(server.url("/"))  # where `make lab` sends the browser: chapter 1
+                first = f"{chapters[0]}/{chapters[0]}.ipynb"
+                expect(student.tab.locator(".lm-TabBar-tabLabel")).to_have_text(os.path.basename(first),
+                                                                                timeout=120_000)
+                assert page.url.split("?")[0].endswith(f"/lab/tree/{first}")
+                for n, ch in enumerate(chapters, 1):
+                    path = f"{ch}/{ch}.ipynb"
+                    if n > 1:
+                        student.open_from_file_browser(path)
+                    heading = student.panel.locator(".jp-RenderedMarkdown h1").first
+                    expect(heading).to_contain_text(_first_heading(os.path.join(work, path)), timeout=120_000)
+                    expect(student.panel.locator(".validate-button")).to_be_visible()
+                    student.shot(f"pack-{n}-{ch}")
+                # the student view: no nbgrader instructor menu or tools, no news pop-up
+                menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+                assert "Kernel" in menus and "Nbgrader" not in menus, menus
+                assert page.locator('[data-id="nbgrader-create_assignemnt"]').count() == 0  # nbgrader's spelling
+                assert page.locator("#nbgrader-formgrader").count() == 0
+                assert page.get_by_text("official Jupyter news").count() == 0
+                config = json.loads(page.locator("#jupyter-config-data").text_content())
+                disabled = config.get("disabledExtensions", [])
+                disabled = set(disabled) if isinstance(disabled, list) else {k for k, v in disabled.items() if v}
+                for plugin in ("@jupyter/nbgrader:menu", "@jupyter/nbgrader:formgrader",
+                               "@jupyter/nbgrader:create-assignment", "@jupyterlab/apputils-extension:announcements"):
+                    assert plugin in disabled, (plugin, disabled)
+            finally:
+                with open(os.path.join(artifacts, "pack-browser-console.txt"), "w") as f:
+                    f.write("\n".join(student.console) + "\n")
+                context.close()
+    finally:
+        server.stop()
+        shutil.copy(server.log_path, os.path.join(artifacts, "pack-jupyter-server.log"))
+    assert not [ln for ln in server.log().splitlines() if "Traceback" in ln], server.log()[-3000:]

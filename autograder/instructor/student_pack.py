@@ -11,7 +11,10 @@ student needs to work through the release notebooks and run their visible test c
                                autograder/__init__.py and autograder/runner/worker.py, found from the
                                sources), exercises/*.py with every "hidden" case list removed
                                and `solution=` paths blanked, thresholds.toml
-  pyproject.toml, Makefile     `make lab`, `make test`, as in the repository
+  lab/                         what `make lab` runs, as in the repository: serve.sh (the student view of JupyterLab,
+                               on the working copy work/ that workcopy.py makes from release/) and its Jupyter config
+  pyproject.toml, Makefile     `make lab`, `make test`, as in the repository; the Makefile checks the Python
+                               (pyproject.toml's requires-python) before it creates .venv
   README.md, selfcheck.py      for students; `make test` runs selfcheck.py
   STAMP                        the commit the pack was made from
 
@@ -365,7 +368,7 @@ def pyproject(sha: str, packages: list[str], data: dict[str, list[str]]) -> str:
         'name = "flashcourse-student"\n'
         f"version = {q(main.get('version', '0.1.0'))}\n"
         f"description = {q('Student pack of flashcourse: ' + main.get('description', ''))}\n"
-        f"requires-python = {q(main.get('requires-python', '>=3.10'))}\n"
+        f"requires-python = {q('>=' + python_needed())}\n"
         "# torch and triton are installed first by `make` (the CPU build of torch where TORCH_INDEX says so).\n"
         f"dependencies = [\n{deps}]\n\n"
         + (f"[project.optional-dependencies]\n{extra_lines}\n" if extras else "")
@@ -376,27 +379,59 @@ def pyproject(sha: str, packages: list[str], data: dict[str, list[str]]) -> str:
     )
 
 
-def makefile(sha: str, labextension: bool) -> str:
+def python_needed() -> str:
+    """The oldest Python the course runs on, "3.11", from the repository's pyproject.toml (requires-python,
+    which must read ">=X.Y"): the pack's pyproject.toml, README and Makefile's check all follow it."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        spec = tomllib.load(f)["project"].get("requires-python", "")
+    m = re.fullmatch(r"\s*>=\s*(\d+(?:\.\d+)*)\s*", spec)
+    if not m:
+        raise PackError(f"pyproject.toml's requires-python is {spec!r}; the pack understands only '>=X.Y'")
+    return m.group(1)
+
+
+# The first step of the pack's installation, before .venv is made or anything installed: the Python that will
+# run the course (.venv's when there is one, else $(PYTHON)) is at least pyproject.toml's requires-python, else
+# one line says which Python was found and which is needed. Version numbers are compared by `sort -V`; the
+# Python is asked only for `--version`, which any Python answers.
+CHECK_PYTHON = "".join(f"\t{line}\n" for line in r"""
+@py='$(PYTHON)'; test -x $(BIN)/python && py=$(BIN)/python; need='$(PYTHON_NEEDED)'; \
+found=$$($$py --version 2>&1 | sed -n 's/^Python \([0-9][0-9.]*\).*/\1/p'); \
+again='make PYTHON=python3.X ... picks another Python'; \
+if [ -z "$$need" ]; then echo 'flashcourse: pyproject.toml has no requires-python = ">=X.Y"' >&2; exit 1; fi; \
+if [ -z "$$found" ]; then \
+  echo "flashcourse: this course needs Python $$need or newer; $$py does not run ($$again)" >&2; exit 1; fi; \
+if [ "$$(printf '%s\n' "$$need" "$$found" | sort -V | head -n 1)" != "$$need" ]; then \
+  echo "flashcourse: this course needs Python $$need or newer; $$py is Python $$found ($$again)" >&2; exit 1; fi
+""".strip("\n").splitlines())
+
+
+def makefile(sha: str) -> str:
     p = _pins()
-    labext = " --LabApp.extra_labextensions_path=course/labextension" if labextension else ""
     return (
         _header(sha, "#")
         + "# Two commands do all set-up:  `make lab` opens the course, `make test` checks the installation.\n"
-        "# Both create .venv and install into it on first use (idempotent).\n"
+        "# Both create .venv and install into it on first use (idempotent), after checking the Python.\n"
         "PYTHON ?= python3\n"
         "VENV   := .venv\n"
         "BIN    := $(VENV)/bin\n"
         "STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -d' ' -f1)\n"
+        "# The oldest Python the course runs on: pyproject.toml's requires-python (\">=X.Y\").\n"
+        "PYTHON_NEEDED := $(shell sed -n 's/^requires-python *= *\">= *\\([0-9][0-9.]*\\)\".*/\\1/p' pyproject.toml)\n"
         f"{p['torch_comment']}{p['TORCH_INDEX']}\n{p['TORCH_ARGS']}\n{p['LAB_ARGS']}\n\n"
         ".PHONY: lab test install\n\n"
         "install: $(STAMP)\n\n"
         "$(STAMP):\n"
+        f"{CHECK_PYTHON}"
         "\ttest -x $(BIN)/python || $(PYTHON) -m venv $(VENV)\n"
         f"\t$(BIN)/python -m pip install -q torch=={p['torch']} $(TORCH_ARGS)\n"
         f"\t$(BIN)/python -m pip install -q triton=={p['triton']} -e .\n"
         "\trm -f $(VENV)/.installed-* && touch $@\n\n"
+        "# The student view (lab/serve.sh): your working copy work/ as the server root (made on first use from\n"
+        "# release/, never overwritten: lab/workcopy.py), Chapter 1 in front, nbgrader's Validate button and none of\n"
+        "# its instructor tools (lab/student/).\n"
         "lab: $(STAMP)\n"
-        f"\t$(BIN)/jupyter lab $(LAB_ARGS){labext} release/ch01_softmax/ch01_softmax.ipynb\n\n"
+        "\tJUPYTER=$(BIN)/jupyter bash lab/serve.sh student $(LAB_ARGS)\n\n"
         "# A small self-check in CPU mode: the course imports, one visible check passes, every notebook opens.\n"
         "test: $(STAMP)\n"
         "\tFLASHCOURSE_MODE=cpu $(BIN)/python selfcheck.py\n"
@@ -517,6 +552,7 @@ JupyterLab notebooks; test cells under each exercise check your code as you go.
 |---|---|
 {chapter_rows}| `course/` | the library the notebooks import: CPU/GPU mode, `%%cuda` cells, timing, plots |
 | `autograder/` | the visible checks the test cells run (`from autograder import check`) |
+| `lab/` | what `make lab` runs: JupyterLab in the student view, on your working copy `work/` |
 | `Makefile`, `pyproject.toml` | set-up: `make lab`, `make test` |
 | `selfcheck.py` | what `make test` runs |
 | `STAMP` | the course version this pack was made from |
@@ -525,14 +561,17 @@ There are no solutions in the pack, and no hidden tests.
 
 ## Set-up: two commands
 
-On a Linux machine with Python 3.10+ (`python3`), `make` and a C compiler:
+On a Linux machine with Python {python} or newer (`python3`), `make` and a C compiler:
 
 ```bash
-make lab     # creates .venv, installs everything, opens Chapter 1 in JupyterLab
+make lab     # creates .venv, installs everything, opens the course in JupyterLab
 make test    # creates .venv if needed, checks the installation (CPU mode, about a minute)
 ```
 
 Both are idempotent: the first run installs (a few minutes, about 2.5 GB), later runs start at once.
+Before it creates `.venv` or installs anything, `make` checks that `python3` is Python {python} or
+newer and stops with one line saying which version it found if not; where your `python3` is older
+(Ubuntu 22.04's is 3.10), install a newer one and name it: `make lab PYTHON=python{python}`.
 On a machine without an NVIDIA GPU where `pip install torch` would fetch the multi-GB CUDA build, add
 `TORCH_INDEX=https://download.pytorch.org/whl/cpu` to either command:
 `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu`.
@@ -549,9 +588,26 @@ types) say they are skipped. The banner at the top of each notebook says which m
 
 ## Working through a chapter
 
-Open `release/ch01_softmax/ch01_softmax.ipynb` (`make lab` opens it). Read, run, replace each
-`raise NotImplementedError()` / `NOT_IMPLEMENTED();` with your code, and run the test cells below
-it. Do not edit the test cells: when your notebook is graded they are put back as they were.
+`make lab` opens your **working copy** of the course, `work/`, with Chapter 1
+(`work/ch01_softmax/ch01_softmax.ipynb`) in front; the other chapters are one click away in the
+file browser (`work/CHAPTER/CHAPTER.ipynb`; `work/course/` holds the glossary and the diagrams the
+chapters link to). Work there, not in `release/`:
+
+- `make lab` makes `work/` the first time, from the chapters in `release/` (which stay as they came:
+  never edit those). After that your notebooks are never overwritten: a chapter added to the pack
+  later is copied in, and when a chapter you already have has a newer release, `make lab` says so
+  in one line and keeps yours.
+- A fresh copy of a chapter: rename (or delete) your `work/CHAPTER/CHAPTER.ipynb` and run `make lab`
+  again.
+- `work/` is yours: back it up with your other files (a new pack unpacked elsewhere does not have
+  it). `FLASHCOURSE_WORK=DIR make lab` keeps the working copy in DIR instead.
+- Keep your own extra notebooks inside a chapter's folder: in `work/` itself, `import course` finds
+  the folder `work/course/` instead of the course library.
+
+Read, run, replace each `raise NotImplementedError()` / `NOT_IMPLEMENTED();` with your code, and
+run the test cells below it. Do not edit the test cells: when your notebook is graded they are put
+back as they were. nbgrader's **Validate** button (in the notebook's toolbar) runs the whole
+notebook from the top and lists the test cells that fail.
 
 **What the visible checks do.** `check("ch01.safe_softmax", "correctness")` runs your function or
 kernel in a fresh process with a timeout, on the visible shapes, with fresh random inputs at every
@@ -569,7 +625,7 @@ is a good sign, not a guarantee: make your code correct for every shape the exer
 
 ## Submitting
 
-Submit the notebook file itself, `release/CHAPTER/CHAPTER.ipynb`, as your instructor says (keep its
+Submit the notebook file itself, your `work/CHAPTER/CHAPTER.ipynb`, as your instructor says (keep its
 name; do not copy your code into a new notebook: the grader finds your answers by the cells' ids).
 Before you submit, restart the kernel and run all cells: what is graded is what the notebook file
 holds, run from the top in a fresh process.
@@ -649,14 +705,18 @@ def _shipped_sources(dest: str) -> list[str]:
 def assemble(dest: str) -> dict:
     """Write the pack into the empty folder `dest`; return a summary."""
     closure = autograder_closure()
-    labextension = any(p.startswith("course/labextension/") for p in files_under("course"))
+    # what `make lab` runs (lab/serve.sh student): the working copy, the student view's Jupyter config
+    lab_files = files_under("lab")
+    for needed in ("lab/serve.sh", "lab/workcopy.py"):
+        if needed not in lab_files:
+            raise PackError(f"{needed} is missing: the pack's `make lab` runs it")
     # the diagrams' source stays home: the notebooks show the PNGs, and Chapter 6's pictures are computed by the
     # very integer algorithm its first exercise asks for (the leak check below would refuse it)
     course_files = [p for p in files_under("course") if not (p.startswith("course/diagrams/") and p.endswith(".py"))]
     chs = chapters()
     if not chs:
         raise PackError("no release notebooks (release/CH/CH.ipynb): run `flashcourse generate` first")
-    sources = course_files + [f"release/{ch}/{ch}.ipynb" for ch in chs] + list(closure.values())
+    sources = course_files + lab_files + [f"release/{ch}/{ch}.ipynb" for ch in chs] + list(closure.values())
     data_files = [p for p in files_under("autograder/declare") if not p.endswith(".py")
                   and p.count("/") == 2]  # the shipped bars, thresholds.toml (not thresholds.d/: this GPU's own)
     sources += data_files
@@ -665,7 +725,7 @@ def assemble(dest: str) -> dict:
         sha += " + uncommitted changes"  # the pack is made from the working tree
 
     removed = {}
-    for rel in course_files + [f"release/{ch}/{ch}.ipynb" for ch in chs] + data_files:
+    for rel in course_files + lab_files + [f"release/{ch}/{ch}.ipynb" for ch in chs] + data_files:
         _copy(rel, dest)
     for mod, rel in closure.items():
         text = open(os.path.join(ROOT, rel), encoding="utf-8").read()
@@ -686,8 +746,8 @@ def assemble(dest: str) -> dict:
     rows = "".join(f"| `release/{ch}/{ch}.ipynb` | {_title(dest, ch)} |\n" for ch in chs)
     stamp = f"Generated by `flashcourse student-pack` from commit {sha}; do not edit."
     _copy("pyproject.toml", dest, pyproject(sha, packages, package_data(sources, packages)))
-    _copy("Makefile", dest, makefile(sha, labextension))
-    _copy("README.md", dest, README.format(stamp=stamp, chapter_rows=rows))
+    _copy("Makefile", dest, makefile(sha))
+    _copy("README.md", dest, README.format(stamp=stamp, chapter_rows=rows, python=python_needed()))
     _copy("selfcheck.py", dest, SELFCHECK.format(stamp="\n" + stamp + "\n"))
     files = _shipped_sources(dest) + ["STAMP"]
     _copy("STAMP", dest, stamp + "\n" + f"chapters: {' '.join(chs)}\n"
