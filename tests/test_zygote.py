@@ -37,7 +37,8 @@ def _zygote_pid() -> int:
     return z.proc.pid
 
 
-def test_a_session_through_the_zygote_grades_safe_softmax():
+def test_a_session_through_the_zygote_grades_safe_softmax(monkeypatch):
+    monkeypatch.setattr(runner, "NUMPY_RUNNERS", False)  # the torch runners' zygote (_Zygote.current) serves it
     with Session([GOOD]) as s:
         r = s.check("ch01.safe_softmax", "correctness")
         assert isinstance(s.proc.proc, _Forked), "the runner did not come from the zygote"
@@ -46,7 +47,7 @@ def test_a_session_through_the_zygote_grades_safe_softmax():
         assert _Zygote.current.ready["sandbox"][0], _Zygote.current.ready
 
 
-def test_runners_of_one_zygote_share_no_state():
+def test_runners_of_one_zygote_share_no_state(monkeypatch):
     """A module attribute, a global of the cells' namespace and a file in its directory set by one submission are not
     there for the next; a runner holds no descriptor but its own (no zygote socket, no other runner's pipe)."""
     leaky = _cell("""
@@ -72,6 +73,7 @@ def test_runners_of_one_zygote_share_no_state():
             e = np.exp(x - x.max(-1, keepdims=True))
             return e / e.sum(-1, keepdims=True)
     """)
+    monkeypatch.setattr(runner, "NUMPY_RUNNERS", False)  # the torch runners' zygote (_Zygote.current) serves it
     results, runners = [], []
     for _ in range(3):
         with Session([leaky]) as s:
