@@ -40,10 +40,11 @@ def _load() -> None:
                 ch05_fused_norms,
                 ch06_low_precision,
                 ch07_cross_entropy,
+                ch08_backward,
             )
             # each chapter exports its exercises; none registers itself
             for chapter in (ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention,
-                            ch05_fused_norms, ch06_low_precision, ch07_cross_entropy):
+                            ch05_fused_norms, ch06_low_precision, ch07_cross_entropy, ch08_backward):
                 _add(chapter.EXERCISES)
             _LOADED.set()
 
