@@ -6,4 +6,5 @@ CELL = "linear_cross_entropy_triton"
 PATCH = [('        x = tl.where(wmask[None, :], acc, -float("inf"))',
           '        x = tl.where(wmask[None, :], acc.to(h_ptr.dtype.element_ty).to(tl.float32), -float("inf"))')]
 LOSES = ["test_linear_cross_entropy_triton", "test_linear_cross_entropy_triton_hidden",
-         "test_linear_cross_entropy_triton_throughput"]  # not timed: wrong
+         "test_linear_cross_entropy_triton_memory",  # memory is graded on a kernel that is right: even the memory
+         "test_linear_cross_entropy_triton_throughput"]  # case's logits (up to about 15) are off by 2^-8: wrong

@@ -1,6 +1,7 @@
-"""Legitimate variant: Section 6's chunked loop. The logits of N // 16 rows at a time are written to a float32
-buffer by a matmul kernel, and a second kernel reduces each row of the buffer to lse and the loss. The buffer,
-4 (N / 16) V bytes, is half the memory limit: it must pass every check."""
+"""Legitimate variant: Section 6's chunked loop. The logits of C rows at a time are written to a float32 buffer by
+a matmul kernel, and a second kernel reduces each row of the buffer to lse and the loss; C = N // 16 from 256 rows
+on (the buffer, 4 (N / 16) V bytes, is then half the memory limit), one chunk of all rows below. It must pass
+every check."""
 EXERCISE = "ch07.linear_cross_entropy_triton"
 CELL = "linear_cross_entropy_triton"
 PATCH = [("def linear_cross_entropy(h, W, target, loss, lse):\n", '''@triton.jit
@@ -42,7 +43,7 @@ def chunk_ce_kernel(x_ptr, t_ptr, loss_ptr, lse_ptr, r0, V, BLOCK: tl.constexpr)
 def linear_cross_entropy(h, W, target, loss, lse):
     N, H = h.shape
     V = W.shape[0]
-    C = max(1, N // 16)
+    C = N // 16 if N >= 256 else N
     buf = torch.empty((C, V), device=h.device, dtype=torch.float32)
     BH = min(64, max(16, triton.next_power_of_2(H)))
     BLOCK = min(1024, triton.next_power_of_2(V))
