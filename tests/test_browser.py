@@ -33,7 +33,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]  # else it still tries outside hosts
 CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
-            "ch06_low_precision", "ch07_cross_entropy"]
+            "ch06_low_precision", "ch07_cross_entropy", "ch08_backward"]
 WORK = "work"  # the working copy, in the course root: `make lab`'s server root
 CH01 = "ch01_softmax/ch01_softmax.ipynb"  # paths in the server (the working copy)
 SOLVED = "ch01_softmax/ch01_softmax_solved.ipynb"  # source/ch01_softmax/ch01_softmax.ipynb, copied there

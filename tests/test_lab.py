@@ -21,7 +21,7 @@ import workcopy  # noqa: E402
 
 CH01 = "ch01_softmax/ch01_softmax.ipynb"  # in the student's server: the working copy work/
 CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms",
-            "ch06_low_precision", "ch07_cross_entropy"]
+            "ch06_low_precision", "ch07_cross_entropy", "ch08_backward"]
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                       "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:menu"]
 
