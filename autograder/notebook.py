@@ -70,7 +70,7 @@ def _not_yet(title: str, check_name: str, why: str) -> None:
     Run All go on to the rest of the chapter; the grade is 0 for it all the same (grading runs the checks again)."""
     if validating():
         raise CheckFailed(f"{title} [{check_name}]: {why}")
-    print(f"– {title} [{check_name}]: {why}. (0 points until it is solved; the rest of the notebook runs on.)")
+    print(wrap(f"– {title} [{check_name}]: {why}. (0 points until it is solved; the rest of the notebook runs on.)"))
 
 
 def check(exercise_id: str, check_name: str = "correctness", namespace: dict | None = None) -> None:
