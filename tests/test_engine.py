@@ -137,7 +137,7 @@ def test_namespace_closure_sends_tables_of_constants(tmp_path):
 @pytest.mark.parametrize("body,expect,kind", [
     ("import os\ndef safe_softmax(x):\n    os.abort()\n", "died", Kind.DIED),  # a crash
     ("def safe_softmax(x):\n    return x.nope\n", "AttributeError", Kind.FAILED),  # an exception, shown
-    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet", Kind.FAILED),  # the stub
+    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet", Kind.NOT_IMPLEMENTED),  # the stub
 ])
 def test_isolation_reports_what_went_wrong(body, expect, kind):
     r = run_isolated("ch01.safe_softmax", "correctness", [Cell("python", body)])
@@ -157,7 +157,8 @@ def test_every_exercise_is_complete():
         assert os.path.exists(os.path.join(ROOT, ex.solution)), ex.id
         assert set(ex.cases) >= {"correctness", "hidden"}, ex.id
         if ex.bench is not None:  # a fraction of copy is below 1; of PyTorch's TFLOP/s, it may exceed 1
-            assert 0 < registry.threshold_for(ex.id, ex.bench.check) < (1 if ex.bench.check == "bandwidth" else 3)
+            if not registry.awaits_calibration(ex.id, ex.bench.check):
+                assert 0 < registry.threshold_for(ex.id, ex.bench.check) < (1 if ex.bench.check == "bandwidth" else 3)
 
 
 def test_monkeypatching_torch_or_the_grader_fails_the_check(monkeypatch):

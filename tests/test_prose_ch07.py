@@ -75,7 +75,8 @@ def test_ch07_exercise_2_memory_and_throughput_bars():
     cn, ch, cv = ex.memory.case.cpu_shape
     assert f"In CPU mode the test runs ${cn} \\times {ch} \\times {cv}$, with a limit of 1 MiB" in body
     assert ex.memory.limit((cn, ch, cv)) == 1 << 20
-    (bar,) = quoted("ch07_cross_entropy", r"The bar, \*\*(\d+)% of PyTorch's rate\*\*")
-    assert bar == round(100 * _bar(ex.id, "min_fraction_of_baseline"))
+    # no bar until one is measured on a GPU: the text says the check is not graded until then, and the judge agrees
+    assert "This check's bar has not been measured on a GPU yet: until it is, the check is not graded" in body
+    assert registry.awaits_calibration(ex.id, "throughput", device="NVIDIA H200")
     assert tuple(ex.bench.shape) == (8192, 4096, 131072)
     assert "$N = 8192$, $H = 4096$, $V = 2^{17}$ in `bfloat16`" in body

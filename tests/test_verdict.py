@@ -65,6 +65,7 @@ def test_the_judge_decides_a_timed_check_from_its_measurement(monkeypatch):
     monkeypatch.setattr(mode, "GPU", True)
     monkeypatch.setattr(grading, "threshold_for", lambda e, c: 0.74)
     monkeypatch.setattr(grading, "calibrated_here", lambda e, c: False)
+    monkeypatch.setattr(grading, "awaits_calibration", lambda e, c: False)
     right = passed(ex.id, "correctness", "3 cases passed")
     monkeypatch.setattr(grading, "run_check", lambda *a: right)
 
@@ -84,3 +85,23 @@ def test_the_judge_decides_a_timed_check_from_its_measurement(monkeypatch):
     wrong = timed(2220.0)
     assert wrong.kind is Kind.FAILED and wrong.measurement is None
     assert wrong.render() == "not timed: the kernel must first pass its correctness check: y[0, 0] = nan"
+
+
+def test_a_timed_check_whose_bar_awaits_a_calibration_is_not_graded_and_says_so(monkeypatch):
+    """An exercise whose bar was never measured (awaits_calibration in thresholds.toml) is not timed against a made-up
+    number: on a GPU without a calibrated bar its timed check is NOT_GRADED, with the reason; nothing is run."""
+    from course import mode
+
+    from autograder.declare import registry
+    from autograder.judge import grading
+    monkeypatch.setattr(mode, "GPU", True)
+    monkeypatch.setattr(mode, "device_name", lambda: "NVIDIA H200")
+
+    def must_not_run(*a, **k):
+        raise AssertionError("a check awaiting its bar must not be timed")
+    monkeypatch.setattr(grading, "run_check", must_not_run)
+    monkeypatch.setattr(grading, "measure_bandwidth", must_not_run)
+    ex = registry.get("ch08.softmax_backward_triton")
+    v = grading._timed(ex, "bandwidth", None, 0)
+    assert v.kind is Kind.NOT_GRADED and "not been measured on a GPU" in v.detail, v
+    assert not registry.awaits_calibration("ch01.softmax_triton", "bandwidth", device="NVIDIA H200")

@@ -98,6 +98,13 @@ def calibrated_here(exercise_id: str, check: str = "bandwidth", device: str | No
     return key in own
 
 
+def awaits_calibration(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> bool:
+    """Whether the exercise's speed bar was never measured on a GPU (`awaits_calibration = true` in thresholds.toml,
+    no bar number there) and none was calibrated for this GPU model: then its timed check is not graded, said so."""
+    key, own = _own_bar(exercise_id, check, device)
+    return key not in own and bool(thresholds().get(exercise_id, {}).get("awaits_calibration"))
+
+
 def threshold_for(exercise_id: str, check: str = "bandwidth", device: str | None = None) -> float:
     """The minimum fraction: of the copy bandwidth (bandwidth), of PyTorch's TFLOP/s (throughput): the bar
     calibrated for this GPU model where `flashcourse calibrate` wrote one, else the shipped one."""
