@@ -137,7 +137,8 @@ def test_namespace_closure_sends_tables_of_constants(tmp_path):
 @pytest.mark.parametrize("body,expect,kind", [
     ("import os\ndef safe_softmax(x):\n    os.abort()\n", "died", Kind.DIED),  # a crash
     ("def safe_softmax(x):\n    return x.nope\n", "AttributeError", Kind.FAILED),  # an exception, shown
-    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet", Kind.NOT_IMPLEMENTED),  # the stub
+    # the stub
+    ("def safe_softmax(x):\n    raise NotImplementedError()\n", "not implemented yet", Kind.NOT_IMPLEMENTED),
 ])
 def test_isolation_reports_what_went_wrong(body, expect, kind):
     r = run_isolated("ch01.safe_softmax", "correctness", [Cell("python", body)])

@@ -325,8 +325,8 @@ def measurement(ex: Exercise, m: dict, need: float, calibrated: bool) -> Measure
                        overhead=float(m["overhead"]), graph=bool(m["graph"]))
 
 
-AWAITS_CALIBRATION = ("its speed bar has not been measured on a GPU yet (the exercise awaits a calibration by the course's "
-                      "maintainers), so this check is not graded: 0 points, for everyone alike")
+AWAITS_CALIBRATION = ("its speed bar has not been measured on a GPU yet (the exercise awaits a calibration by the "
+                      "course's maintainers), so this check is not graded: 0 points, for everyone alike")
 
 
 def _timed(ex: Exercise, check: str, runner, seed: int) -> Verdict:
