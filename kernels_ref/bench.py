@@ -167,7 +167,8 @@ def main() -> int:
                     m["variant"] = name
                     rows.append(m)
                 if ex.bench.flops is not None:
-                    rows += attention_baselines(ex, shape)
+                    if ex.chapter == "ch04_flash_attention":  # the forward's peers: SDPA's flash and cuDNN
+                        rows += attention_baselines(ex, shape)
                     continue
                 tb = torch_baseline(ex, shape)
                 if tb is not None:

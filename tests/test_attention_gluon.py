@@ -53,35 +53,32 @@ _COMPILE = """
 import json, sys
 from kernels_ref.ch04_flash_attention import flash_attention_gluon as fg
 from tests.test_attention_gluon import COMPILED, PINGPONG_CONFIGS
-out = {}
+tmp, shard, shards = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+jobs = []  # (key, config, D, causal, row_tail, also the shared-memory size)
 for D in (64, 128):
     for causal in (False, True):
-        path = f"{sys.argv[1]}/k{D}_{int(causal)}.ptx"
-        with open(path, "w") as f:
-            f.write(fg.compile_offline(fg.CONFIGS[D], D, causal).asm["ptx"])
-        out[f"{D},{int(causal)}"] = path
+        jobs.append((f"{D},{int(causal)}", fg.CONFIGS[D], D, causal, False, False))
 for D, cfgs in COMPILED.items():
     for cfg in cfgs:
         if not (cfg.persistent or cfg.num_consumers == 3):
             continue
         for tail in ((False, True) if cfg.BLOCK_M % 128 else (False,)):
             for causal in (False, True):
-                key = f"{D},{cfg.name()},{int(causal)},{int(tail)}"
-                path = f"{sys.argv[1]}/{key.replace(',', '_')}.ptx"
-                with open(path, "w") as f:
-                    f.write(fg.compile_offline(cfg, D, causal, row_tail=tail).asm["ptx"])
-                out[key] = path
+                jobs.append((f"{D},{cfg.name()},{int(causal)},{int(tail)}", cfg, D, causal, tail, False))
 for D, cfg in PINGPONG_CONFIGS:
     for causal in (False, True):
         for c in (cfg, cfg._replace(pingpong=False)):
-            key = f"pp,{D},{c.name()},{int(causal)}"
-            path = f"{sys.argv[1]}/{key.replace(',', '_')}.ptx"
-            kernel = fg.compile_offline(c, D, causal)
-            with open(path, "w") as f:
-                f.write(kernel.asm["ptx"])
-            with open(path + ".shared", "w") as f:
-                f.write(str(kernel.metadata.shared))
-            out[key] = path
+            jobs.append((f"pp,{D},{c.name()},{int(causal)}", c, D, causal, False, True))
+out = {}
+for key, cfg, D, causal, tail, shared in jobs[shard::shards]:
+    path = f"{tmp}/{key.replace(',', '_')}.ptx"
+    kernel = fg.compile_offline(cfg, D, causal, row_tail=tail)
+    with open(path, "w") as f:
+        f.write(kernel.asm["ptx"])
+    if shared:
+        with open(path + ".shared", "w") as f:
+            f.write(str(kernel.metadata.shared))
+    out[key] = path
 print(json.dumps(out))
 """
 
@@ -95,15 +92,19 @@ def ptx_files(tmp_path_factory):
     import triton
     tmp = tmp_path_factory.mktemp("gluon_ptx")
     env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = subprocess.run([sys.executable, "-c", _COMPILE, str(tmp)], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=600)
-    if run.returncode != 0:
-        last = [ln for ln in run.stderr.splitlines() if ln.strip() and not ln.strip().startswith("^")][-1:]
-        if triton.__version__ != "3.6.0":  # the Gluon API moves between releases; the GPU machines run 3.6.0
-            pytest.skip(f"does not compile with triton {triton.__version__} (written for 3.6.0): {last}")
-        raise AssertionError(run.stderr[-3000:])
-    return {tuple(int(x) if x.isdigit() else x for x in key.split(",")): path
-            for key, path in json.loads(run.stdout).items()}
+    shards = max(1, min(4, len(os.sched_getaffinity(0))))  # the compiles are independent: one process per core
+    procs = [subprocess.Popen([sys.executable, "-c", _COMPILE, str(tmp), str(k), str(shards)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for k in range(shards)]
+    out = {}
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=600)
+        if p.returncode != 0:
+            last = [ln for ln in stderr.splitlines() if ln.strip() and not ln.strip().startswith("^")][-1:]
+            if triton.__version__ != "3.6.0":  # the Gluon API moves between releases; the GPU machines run 3.6.0
+                pytest.skip(f"does not compile with triton {triton.__version__} (written for 3.6.0): {last}")
+            raise AssertionError(stderr[-3000:])
+        out.update(json.loads(stdout))
+    return {tuple(int(x) if x.isdigit() else x for x in key.split(",")): path for key, path in out.items()}
 
 
 @pytest.mark.parametrize("D", [64, 128])

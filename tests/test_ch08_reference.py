@@ -18,6 +18,7 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch")
+import course  # noqa: E402  (the mode: the kernels run on the GPU where there is one)
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels_ref", "ch08_backward")
 U = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
@@ -35,6 +36,29 @@ def _load(name):
 def k():
     return {n: _load(n) for n in ("softmax_backward_triton", "rmsnorm_backward_triton", "layernorm_backward_triton",
                                   "flash_attention_backward_triton")}
+
+
+DEV = "cuda" if course.GPU else "cpu"
+
+
+def _launch(fn, *args):
+    """fn(*args) on the device the kernels run on: each tensor copied there with its strides (a strided row stays
+    strided), and copied back after the call, so the caller's output tensors hold the result."""
+    if DEV == "cpu":
+        return fn(*args)
+    moved = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            d = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=DEV)
+            d.copy_(a)
+            moved.append(d)
+        else:
+            moved.append(a)
+    fn(*moved)
+    torch.cuda.synchronize()
+    for a, d in zip(args, moved):
+        if isinstance(a, torch.Tensor):
+            a.copy_(d.cpu())
 
 
 def _ulp(r, dtype):
@@ -91,7 +115,7 @@ def test_softmax_backward(k, dtype, shape):
     wide[:, 2:2 + shape[1]] = y64.detach().to(dt)
     y = wide[:, 2:2 + shape[1]]
     dx = torch.full(shape, math.nan, dtype=dt)
-    k["softmax_backward_triton"].softmax_backward(y, dy, dx)
+    _launch(k["softmax_backward_triton"].softmax_backward, y, dy, dx)
     yd, dyd = y.double(), dy.double()
     yerr = U[dtype] * yd.abs() + _floor(dtype)  # y's rounding (or flush to 0 below the normal range)
     tol = 4 * yerr * (dyd.abs() + (yd * dyd).abs().sum(-1, keepdim=True)) + _out_ulps(dtype) * _ulp(x.grad, dtype)
@@ -155,7 +179,7 @@ def test_rmsnorm_backward(k, dtype, shape):
     y.backward(dy.double())
     dx = torch.full(shape, math.nan, dtype=x.dtype)
     dg = torch.full(shape[1:], math.nan, dtype=x.dtype)
-    k["rmsnorm_backward_triton"].rmsnorm_backward(x, gamma, dy, dx, dg, EPS)
+    _launch(k["rmsnorm_backward_triton"].rmsnorm_backward, x, gamma, dy, dx, dg, EPS)
     tdx, tdg = _norm_tols(x.double(), gamma.double(), dy.double(), x64.grad, g64.grad, dtype, layer=False)
     _assert_close("dx", dx, x64.grad, tdx, dtype)
     _assert_close("dgamma", dg, g64.grad, tdg, dtype)
@@ -170,7 +194,7 @@ def test_layernorm_backward(k, dtype, shape):
     (xc * torch.rsqrt((xc * xc).mean(-1, keepdim=True) + EPS) * g64 + b64).backward(dy.double())  # 1e-16, not 0
     dx = torch.full(shape, math.nan, dtype=x.dtype)
     dg, db = (torch.full(shape[1:], math.nan, dtype=x.dtype) for _ in range(2))
-    k["layernorm_backward_triton"].layernorm_backward(x, gamma, dy, dx, dg, db, EPS)
+    _launch(k["layernorm_backward_triton"].layernorm_backward, x, gamma, dy, dx, dg, db, EPS)
     tdx, tdg = _norm_tols(x.double(), gamma.double(), dy.double(), x64.grad, g64.grad, dtype, layer=True)
     _assert_close("dx", dx, x64.grad, tdx, dtype)
     _assert_close("dgamma", dg, g64.grad, tdg, dtype)
@@ -184,7 +208,7 @@ def test_norm_backward_is_deterministic(k):
     outs = []
     for _ in range(2):
         dx, dg, db = torch.empty_like(x), torch.empty_like(gamma), torch.empty_like(gamma)
-        k["layernorm_backward_triton"].layernorm_backward(x, gamma, dy, dx, dg, db, EPS)
+        _launch(k["layernorm_backward_triton"].layernorm_backward, x, gamma, dy, dx, dg, db, EPS)
         outs.append(torch.cat([dx.flatten(), dg, db]))
     assert torch.equal(outs[0], outs[1])
 
@@ -264,13 +288,13 @@ def test_flash_attention_backward(k, shape, kind, causal):
     # the forward: o and L
     o = torch.full(shape, math.nan, dtype=q.dtype)
     lse = torch.full(shape[:3], math.nan, dtype=torch.float32)
-    fa.attention_forward(q, kk, v, o, lse, causal)
+    _launch(fa.attention_forward, q, kk, v, o, lse, causal)
     _assert_close("o", o, o64.detach(), 2 * (_attention(q, kk, v, causal)[0].double() - o64).abs().max()
                   + U["float16"] * o64.abs().max() + torch.zeros_like(o64))
     _assert_close("lse", lse, lse64.detach(), 1e-5 * (1 + lse64.detach().abs()))
     # the backward, from the stored o and L
     grads = [torch.full(shape, math.nan, dtype=q.dtype) for _ in range(3)]
-    fa.flash_attention_backward(q, kk, v, o, lse, do, *grads, causal)
+    _launch(fa.flash_attention_backward, q, kk, v, o, lse, do, *grads, causal)
     for name, got, ref, lo, mag in zip(("dq", "dk", "dv"), grads, refs, low, _magnitudes(*leaves, do, causal)):
         tol = 2 * (lo.grad.double() - ref).abs().max() + U["float16"] * mag.max()
         _assert_close(name, got, ref, tol + torch.zeros_like(ref), "float16")
@@ -280,10 +304,10 @@ def test_flash_attention_backward_is_deterministic(k):
     fa = k["flash_attention_backward_triton"]
     q, kk, v, do = _qkv((1, 2, 150, 64), "randn", seed=3)
     o, lse = torch.empty_like(q), torch.empty(q.shape[:3], dtype=torch.float32)
-    fa.attention_forward(q, kk, v, o, lse, True)
+    _launch(fa.attention_forward, q, kk, v, o, lse, True)
     runs = []
     for _ in range(2):
         grads = [torch.empty_like(q) for _ in range(3)]
-        fa.flash_attention_backward(q, kk, v, o, lse, do, *grads, True)
+        _launch(fa.flash_attention_backward, q, kk, v, o, lse, do, *grads, True)
         runs.append(torch.cat([g.flatten() for g in grads]))
     assert torch.equal(runs[0], runs[1])

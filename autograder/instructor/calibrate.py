@@ -51,14 +51,17 @@ def bars(bench: dict) -> list[dict]:
         legit = [r["fraction"] for r in at if str(r.get("variant", "")).startswith("wrong/variant_")]
         slow = max((r["fraction"] for r in at if str(r.get("variant", "")).startswith("wrong/")
                     and not str(r["variant"]).startswith("wrong/variant_")), default=None)
-        ship = float(shipped.get(ex.id, {}).get(key, 0.0))
+        # an exercise that awaits calibration ships no bar: the measurement alone sets it
+        ship = shipped.get(ex.id, {}).get(key)
+        ship = None if ship is None else float(ship)
         entry = {"exercise": ex.id, "key": key, "shipped": ship, "reference": ref, "slow": slow,
                  "variants": {r["variant"][len("wrong/"):]: r["fraction"] for r in at
                               if str(r.get("variant", "")).startswith("wrong/variant_")},
                  "peers": {r["variant"]: r["fraction"] for r in at
                            if r.get("variant") not in ("reference",) and not str(r["variant"]).startswith("wrong/")}}
         if ref is None:
-            entry.update(bar=ship, why="the reference was not measured here: shipped bar kept")
+            entry.update(bar=ship, why="the reference was not measured here: shipped bar kept" if ship is not None
+                         else "the reference was not measured here: the check stays not graded")
         else:
             top = min([ref] + legit)
             what = "reference" if top == ref else "slowest legitimate variant"
@@ -67,7 +70,9 @@ def bars(bench: dict) -> list[dict]:
             if slow is not None and bar <= slow:
                 bar = (slow + top) / 2
                 why = f"middle of known-slow and {what} ({what} / {MARGIN} would pass the known-slow kernel)"
-            if bar >= ship:
+            if ship is None:
+                why += " (no shipped bar: the exercise awaited this calibration)"
+            elif bar >= ship:
                 bar, why = ship, "shipped bar (the measured margin allows it)"
             entry.update(bar=round(bar, 3), why=why)
             if slow is not None and entry["bar"] <= slow:
@@ -99,7 +104,8 @@ def write(bench: dict, out_dir: str = DIR, source: str | None = None) -> str:
         meas = ", ".join(f"{k} {v:.3f}" for k, v in (("reference", e["reference"]), ("known-slow", e["slow"]))
                          if v is not None)
         peers = ", ".join(f"{k} {v:.3f}" for k, v in list(e["variants"].items()) + list(e["peers"].items()))
-        lines.append(f"# {e['why']}; shipped {e['shipped']}; measured: {meas or 'nothing'}"
+        lines.append(f"# {e['why']}; shipped {e['shipped'] if e['shipped'] is not None else 'none'}; "
+                     f"measured: {meas or 'nothing'}"
                      + (f"; {peers}" if peers else ""))
         if e.get("warning"):
             lines.append(f"# WARNING: {e['warning']}")
@@ -130,7 +136,9 @@ def main(bench_json: str | None = None, out_dir: str = DIR) -> int:
             bench = json.load(f)
     path = write(bench, out_dir, source=bench_json if given else None)
     for e in bars(bench):
-        print(f"  {e['exercise']:34s} {e['shipped']:.2f} -> {e['bar']:.3f}  ({e['why']})"
+        ship = "none" if e["shipped"] is None else f"{e['shipped']:.2f}"
+        got = "none" if e["bar"] is None else f"{e['bar']:.3f}"
+        print(f"  {e['exercise']:34s} {ship:>4} -> {got}  ({e['why']})"
               + (f"  WARNING: {e['warning']}" if e.get("warning") else ""))
     print(f"wrote {path}: grading on a {bench['device']} now uses these bars")
     return 0

@@ -1,0 +1,7 @@
+"""Correct but slow: one program per row, so each of dgamma's and dbeta's first stages writes a float32 row of partial
+sums for every row of x (8 bytes written and read again per element, next to the 6 the kernel must move in bfloat16):
+it loses the bandwidth check."""
+EXERCISE = "ch08.layernorm_backward_triton"
+CELL = "layernorm_backward_triton"
+PATCH = [("    parts = min(rows, 4 * sms)\n", "    parts = rows\n")]
+LOSES = ["test_layernorm_backward_triton_bandwidth"]
