@@ -131,8 +131,8 @@ def _softmax_verify(out, ref, inputs, case) -> list[str]:
     y, dy = (inputs[n].to(ref.device, torch.float64) for n in ("y", "dy"))
     # float32 arithmetic: a sum of `cols` terms in any order is within (cols - 1) u of the exact one (u = 2^-24;
     # a tree of per-thread chunks does better, but the order is the kernel's); dy - dot and the product add a few u.
-    # Measured on an H200: the reference's 512-term rows reached 1.01x the former 4 u bound. A sum carried in bf16 or
-    # fp16 is off by about 2^-9 or 2^-12 of its terms per addition, far outside.
+    # (On an H200 a correct kernel's 512-term float32 rows exceed 4 u.) A sum carried in bf16 or fp16 is off by
+    # about 2^-9 or 2^-12 of its terms per addition, far outside.
     cols = y.shape[-1]
     tol = 2.0**-24 * y.abs() * (4 * dy.abs() + (cols + 4) * (y * dy).abs().sum(-1, keepdim=True)) \
         + _out_ulps(case.dtype) * _ulp(ref, case.dtype)
