@@ -32,12 +32,9 @@ lab: $(STAMP)
 formgrader: $(STAMP)
 	JUPYTER=$(BIN)/jupyter bash lab/serve.sh instructor $(LAB_ARGS)
 
-# Two pytest workers, one test file each at a time (module fixtures stay in one process): the validate runs keep
-# both cores busy, the single-threaded files (nbgrader, prose, the browser) fill the gaps. TEST_JOBS=0: in-process.
-TEST_JOBS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest -q -ra --timeout=1200 $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile)
+	$(BIN)/python -m pytest -q -ra --timeout=1200
 
 # A student in a real browser (Debian chromium + Playwright) against `make lab`'s server; also in `make test`.
 test-browser: $(STAMP)

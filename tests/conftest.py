@@ -135,13 +135,3 @@ def offline_chromium(tmp_path):
             yield context
         finally:
             context.close()
-
-
-# --- the longest files first, so that `make test`'s two workers (pytest-xdist, one file at a time) end together ---
-_LONGEST_FIRST = ("test_validate.py", "test_classgrade.py", "test_browser.py", "test_run_all.py", "test_book.py",
-                  "test_attention_gluon.py", "test_cpu_cuda.py", "test_notebooks.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    rank = {name: k for k, name in enumerate(_LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(os.path.basename(str(item.fspath)), len(rank)))  # stable: order kept within

@@ -95,7 +95,7 @@ def test_a_timed_check_whose_bar_awaits_a_calibration_is_not_graded_and_says_so(
     from autograder.declare import registry
     from autograder.judge import grading
     monkeypatch.setattr(mode, "GPU", True)
-    monkeypatch.setattr(mode, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(mode, "device_name", lambda: "NVIDIA A100-SXM4-80GB")  # a GPU with no calibrated bars
 
     def must_not_run(*a, **k):
         raise AssertionError("a check awaiting its bar must not be timed")
@@ -105,3 +105,4 @@ def test_a_timed_check_whose_bar_awaits_a_calibration_is_not_graded_and_says_so(
     v = grading._timed(ex, "bandwidth", None, 0)
     assert v.kind is Kind.NOT_GRADED and "not been measured on a GPU" in v.detail, v
     assert not registry.awaits_calibration("ch01.softmax_triton", "bandwidth", device="NVIDIA H200")
+    assert not registry.awaits_calibration("ch08.softmax_backward_triton", "bandwidth", device="NVIDIA H200")
