@@ -4,7 +4,8 @@ each must score.
 Submissions: the solution (source notebook: full marks), the blank release (zero), and each
 known-wrong submission of submissions/CH (the solution with one cell patched:
 it loses exactly the test cells it names). Checks that cannot run in this mode (bandwidth and
-throughput, bf16 cases, CUDA exercises marked needs_gpu) are expected to score zero, with the "needs a GPU" message.
+throughput, bf16 cases, CUDA exercises marked needs_gpu) are expected to score zero, with the "needs a GPU" message;
+without a GPU, a known-wrong submission that loses only such checks is not graded (it would score as the solution).
 """
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
         label = w.name if w.legit else f"wrong-{w.name}"  # variant-...: a legitimate variant, full marks
         subs[label.replace("_", "-")] = (nb, w.doc, set(w.loses))
 
+    # Without a GPU a known-wrong submission whose lost cells all need one would score exactly as the solution:
+    # it is graded on a GPU only (named below; --only grades it anyway). Its patch was still applied above.
+    gpu_only = [] if mode.GPU or only else sorted(
+        k for k, (_, _, lost) in subs.items() if lost and not any(runnable_points(g) for g in lost))
+    for k in gpu_only:
+        del subs[k]
     unknown = sorted(set(only or ()) - set(subs) - {"blank"})
     if unknown:  # a misspelt name would otherwise validate less than asked, silently
         raise SystemExit(f"--only: no submission {', '.join(unknown)} in {chapter}; there are: blank, "
@@ -79,14 +86,18 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
             os.makedirs(d, exist_ok=True)
             nbformat.write(nb, os.path.join(d, f"{chapter}.ipynb"))
         print(f"autograding {len(subs)} submissions of {chapter} in {mode.MODE} mode ...", flush=True)
+        if gpu_only:
+            print(f"not graded here ({len(gpu_only)}: they lose only checks that need a GPU, so they would score as "
+                  f"the solution): {', '.join(gpu_only)}", flush=True)
         # as an instructor grades a class: worker judges in parallel, then one writer records the results
         # through nbgrader's autograde (autograder.instructor.classgrade)
         import io
 
-        from autograder.instructor.classgrade import collect, grade_class
-        grade_class(tmp, chapter, force=True)
+        from autograder.instructor.classgrade import _finish, grade_class
+        results, _ = grade_class(tmp, chapter, force=True)
         said = io.StringIO()
-        if collect(tmp, chapter, out=said) != 0:
+        # collect's replay and summary; the assignment is in the gradebook already (generate_assignment above)
+        if _finish(os.path.abspath(tmp), chapter, results, {}, out=said) != 0:
             print(said.getvalue()[-3000:], flush=True)
         got = _scores(tmp, chapter)
     finally:
