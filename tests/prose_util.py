@@ -200,20 +200,20 @@ def _run_cell(chapter: str, first_line: str) -> str:
     return out.getvalue()
 
 
-S11 = "benchmarks/gpu_2026-11-27_s11"  # the eleventh GPU session: a, b H100 sweeps, c H100 report, d H200 both
+S11 = "benchmarks/gpu_2026-11-27_s11"  # runs: a, b H100 sweeps, c H100 report, d H200 both
 
 
-S12 = "benchmarks/gpu_2026-11-27_s12"  # the twelfth: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
-S13 = "benchmarks/gpu_2026-11-27_s13"  # the thirteenth: a H100 cluster sweep with the guard for large maxima
-S15 = "benchmarks/gpu_2026-11-28_s15"  # the fifteenth: s13h an H200 report (s13's run_h.sh, rerun with Liger)
-S16 = "benchmarks/gpu_2026-11-28_s16"  # the sixteenth: a, b three consumer groups, P through shared memory
-S17 = "benchmarks/gpu_2026-11-28_s17"  # the seventeenth: a, b 256-key tiles (D 64); d the H200 report with them
-S18 = "benchmarks/gpu_2026-11-28_s18"  # the eighteenth: e row sums kept per thread (Config.lazy_sum)
-S19 = "benchmarks/gpu_2026-11-29_s19"  # the nineteenth: a-c balanced schedules (Config.balanced), d the H200 report
-S20 = "benchmarks/gpu_2026-11-29_s20"  # the twentieth: a, b, d the seams (Config.q_bufs, .overlap); c, e H200 reports
-S22 = "benchmarks/gpu_2026-11-29_s22"  # the twenty-second: c PIN_SWEEP on every report shape; d report; e report again
-S23 = "benchmarks/gpu_2026-11-29_s23"  # the twenty-third: a PIN_OFF_SWEEP; c, e the flush; g1 report, g2 report again
-S21 = "benchmarks/gpu_2026-11-29_s21"  # the twenty-first: a, b D 64 sweeps (row sums per thread on the seams); c report
+S12 = "benchmarks/gpu_2026-11-27_s12"  # runs: b H100 and c H200 cluster sweeps, g H200 and h H100 reports
+S13 = "benchmarks/gpu_2026-11-27_s13"  # runs: a H100 cluster sweep with the guard for large maxima
+S15 = "benchmarks/gpu_2026-11-28_s15"  # runs: s13h an H200 report (s13's run_h.sh, rerun with Liger)
+S16 = "benchmarks/gpu_2026-11-28_s16"  # runs: a, b three consumer groups, P through shared memory
+S17 = "benchmarks/gpu_2026-11-28_s17"  # runs: a, b 256-key tiles (D 64); d the H200 report with them
+S18 = "benchmarks/gpu_2026-11-28_s18"  # runs: e row sums kept per thread (Config.lazy_sum)
+S19 = "benchmarks/gpu_2026-11-29_s19"  # runs: a-c balanced schedules (Config.balanced), d the H200 report
+S20 = "benchmarks/gpu_2026-11-29_s20"  # runs: a, b, d the seams (Config.q_bufs, .overlap); c, e H200 reports
+S22 = "benchmarks/gpu_2026-11-29_s22"  # runs: c PIN_SWEEP on every report shape; d report; e report again
+S23 = "benchmarks/gpu_2026-11-29_s23"  # runs: a PIN_OFF_SWEEP; c, e the flush; g1 report, g2 report again
+S21 = "benchmarks/gpu_2026-11-29_s21"  # runs: a, b D 64 sweeps (row sums per thread on the seams); c report
 FIRST_FAST = "9632b51"  # softmax_cluster.cu's SC_FAST as first written (before that guard)
 
 
@@ -235,7 +235,7 @@ def _key(shape_dtype) -> tuple:
 
 
 def _cluster_sweep(run: str, gpu: str) -> list[dict]:
-    """The records of benchmarks/softmax_cluster_sweep.py's run `run` of the eleventh session, on `gpu`."""
+    """The records of benchmarks/softmax_cluster_sweep.py's run `run` in S11, on `gpu`."""
     data = load(f"{S11}/{run}/cluster.json")
     assert data["gpu"] == gpu and load(f"{S11}/{run}/gpu.txt").strip() == gpu
     return data["records"]
@@ -256,8 +256,8 @@ TWO_READ_BF16 = {"kernel": "long_rows", "part": 32768, "block": 8192, "warps": 8
 
 
 def _rounds(run: str, gpu: str, impl: str, shape_dtype, config: dict, session: str = S12) -> list[float]:
-    """Every round's % of copy of one impl and config in a cluster sweep: run `run` of `session` (the twelfth's
-    unless named), whose gpu.txt (or info.txt's first line) names `gpu`."""
+    """Every round's % of copy of one impl and config in a cluster sweep: run `run` of the archive folder
+    `session` (S12's unless named), whose gpu.txt (or info.txt's first line) names `gpu`."""
     data = load(f"{session}/{run}/cluster.json")
     named = f"{session}/{run}/gpu.txt" if exists(f"{session}/{run}/gpu.txt") else \
         f"{session}/{run}/info.txt"

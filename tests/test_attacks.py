@@ -574,7 +574,7 @@ def test_a_forged_answer_in_the_reply_channel_fails_its_check(monkeypatch, take)
 def test_a_forged_ok_answer_marked_fatal_is_still_channel_checked():
     """A fatal answer (a worker whose CUDA context is lost answers, then exits) is not channel-checked: its
     descriptors may be gone. A forger who marks its ok answer "fatal" to skip the check must gain nothing: only an
-    answer that is not ok may skip it (a review of the ninth session's first version found it took such an answer)."""
+    answer that is not ok may skip it (an earlier version of the check took such an answer)."""
     forger = _cell(NUMPY_SOFTMAX + FORGE.replace("TAKE", "True").replace("**EXTRA", '**{"fatal": True}'),
                    "softmax_triton")
     with Session([GOOD, forger]) as s:

@@ -113,9 +113,8 @@ def test_new_configs_take_the_tested_lengths():
 
 # P through shared memory (Config.p_bufs): two buffers a warpgroup, persistent CTAs (num_sms=3: many work items a CTA,
 # the P buffers' ring running on across them), ping-pong turns with one and two buffers, and choose()'s configs with P
-# buffers themselves (three consumers; WIDE_64's 256-key tiles; PERSIST_128, choose()'s for D 128 T <= 1024 until the
-# twentieth session); each on float16 and on scores that are
-# all very negative too (the running max starts at -inf).
+# buffers themselves (three consumers; WIDE_64's 256-key tiles; PERSIST_128, once choose()'s for D 128 T <= 1024);
+# each on float16 and on scores that are all very negative too (the running max starts at -inf).
 P_BUF_CONFIGS = [(64, fg.Config(192, 128, 2, 3, p_bufs=2)), (64, fg.Config(192, 128, 2, 3, persistent=True, p_bufs=2)),
                  (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=1)),
                  (64, fg.Config(192, 128, 2, 3, pingpong=True, p_bufs=2)),

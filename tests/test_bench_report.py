@@ -256,8 +256,8 @@ def test_every_impl_is_warmed_before_the_case_is_timed():
 
 
 def test_a_run_warms_each_case_before_timing_it(tmp_path, monkeypatch):
-    """report.run calls warm on a case's impls before measure times any of them (removing the call would bring
-    back the order effect the ninth session found)."""
+    """report.run calls warm on a case's impls before measure times any of them (without it, the impl timed first
+    pays the warm-up: an order effect)."""
     events = []
     monkeypatch.setattr(report, "warm", lambda impls, *a, **k: events.append(("warm", sorted(impls))) or {})
     case = report.Case("rmsnorm", (4, 64), "float32")

@@ -24,8 +24,8 @@ def _want(x, t, eps):
     return torch.where(ok, loss, 0.0), torch.where(ok[:, None], g, 0.0)
 
 
-@pytest.mark.skipif(course.GPU, reason="the interpreter's one-program case, on CPU tensors (run on an H200 in the "
-                    "tenth session, these failed for that reason: a GPU kernel given CPU tensors)")
+@pytest.mark.skipif(course.GPU, reason="the interpreter's one-program case, on CPU tensors (on a GPU a "
+                    "Triton kernel cannot take CPU tensors)")
 @pytest.mark.parametrize("dtype,cols,exp2,eps,inplace", [
     (torch.float32, 3000, True, 0.1, True), (torch.float32, 1000, False, 0.0, False),
     (torch.bfloat16, 2048, True, 0.0, True), (torch.bfloat16, 777, False, 0.1, False)])

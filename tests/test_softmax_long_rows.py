@@ -144,8 +144,8 @@ print(len(re.findall(r"(ld|atom)\.global\.gpu\.acquire", ptx)),
 
 
 def test_the_wait_compiles_to_an_acquire(tmp_path):
-    """wait_partials' acquire must reach the PTX (Triton drops an atomic whose result is unused: it did until the
-    tenth session, leaving only the volatile loads' order), and publish's release too. Compiled for sm_90 without
+    """wait_partials' acquire must reach the PTX (Triton drops an atomic whose result is unused, which would
+    leave only the volatile loads' order), and publish's release too. Compiled for sm_90 without
     a GPU, in a child process with the interpreter off."""
     import os
     import subprocess
