@@ -32,7 +32,11 @@ from prose_util import private_hits  # what students and readers never meet (ins
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOOK = os.path.join(ROOT, "build", "book")
 BUILD = [sys.executable, os.path.join(ROOT, "book", "build.py")]
-CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flash_attention", "ch05_fused_norms"]
+CHAPTERS = sorted(d for d in os.listdir(os.path.join(ROOT, "release")) if d.startswith("ch"))  # every chapter
+
+# chapters whose example cells' GPU outputs course/figures/ does not hold yet (benchmarks/example_figures.py
+# records them on a GPU); the book must then show no measurement for them
+NO_RECORDED_EXAMPLE = {"ch06_low_precision", "ch07_cross_entropy", "ch08_backward"}
 
 pytestmark = pytest.mark.slow
 
@@ -230,7 +234,10 @@ def test_book_content(book):
             html = _text(f.read())
         assert "Run it yourself" in html and "make lab" in html and "google.colab" in html, ch
         shown = book["chapters"][ch]["examples"]
-        assert shown, f"{ch}: no recorded GPU example shown"
+        if ch in NO_RECORDED_EXAMPLE:  # its GPU outputs are not recorded yet: the book shows none
+            assert not shown, ch
+        else:
+            assert shown, f"{ch}: no recorded GPU example shown"
         for name in shown:
             e = examples[name]
             assert f"measured on {e['device']} on {e['date']} with the reference solutions" in html, (ch, name)

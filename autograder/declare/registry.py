@@ -32,20 +32,13 @@ def _load() -> None:
         return
     with _LOCK:
         if not _LOADED.is_set():
-            from autograder.declare.exercises import (
-                ch01_softmax,
-                ch02_reductions,
-                ch03_online_softmax,
-                ch04_flash_attention,
-                ch05_fused_norms,
-                ch06_low_precision,
-                ch07_cross_entropy,
-                ch08_backward,
-            )
-            # each chapter exports its exercises; none registers itself
-            for chapter in (ch01_softmax, ch02_reductions, ch03_online_softmax, ch04_flash_attention,
-                            ch05_fused_norms, ch06_low_precision, ch07_cross_entropy, ch08_backward):
-                _add(chapter.EXERCISES)
+            import importlib
+            import pkgutil
+
+            from autograder.declare import exercises
+            # one module per chapter, in chapter order; each exports its exercises, none registers itself
+            for m in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda m: m.name):
+                _add(importlib.import_module(f"{exercises.__name__}.{m.name}").EXERCISES)
             _LOADED.set()
 
 
