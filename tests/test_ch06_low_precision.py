@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from autograder.declare import registry
 from autograder.declare.exercise import Case
 from autograder.declare.exercises import ch06_low_precision as ch6
 from autograder.declare.submission import notebook_part
@@ -67,14 +68,42 @@ def test_float_in_numpy_is_caught():
     assert ok.dtype == np.int64
 
 
-def test_float_in_cuda_is_caught():
+def _int8_cells(kernel_src: str, extra: list | None = None):
+    from autograder.declare.submission import Cell
+    return [Cell("python", "import numpy as np"), *(extra or []), Cell("cuda", kernel_src)]
+
+
+def test_float_in_cuda_is_caught_by_the_judge_on_every_generation():
+    """The judge compiles the kernel's cell itself (never in the runner) for several GPU generations: a float
+    path behind #if __CUDA_ARCH__ fails as a plain one does; a device-function cell it calls counts too."""
     pytest.importorskip("cupy")
+    from autograder.judge import source_checks
+    ex = registry.get("ch06.softmax_int8_cuda")
     src = notebook_part("kernels_ref/ch06_low_precision/softmax_int8.cu")
-    assert ch6.float_instructions(src) == []
-    bad = src.replace("s += rshift_round(exp_neg_q31(z), ACCUM_BITS);",
-                      "s += (long long)(__expf((float)z / 67108864.f) * 524288.f);")
-    assert bad != src
-    assert ch6.float_instructions(bad)
+    assert source_checks.problems(ex, _int8_cells(src)) == []
+    line = "s += rshift_round(exp_neg_q31(z), ACCUM_BITS);"
+    assert line in src
+    bad = src.replace(line, "s += (long long)(__expf((float)z / 67108864.f) * 524288.f);")
+    assert "floating point in your kernel" in source_checks.problems(ex, _int8_cells(bad))[0]
+    hidden = src.replace(line, "#if __CUDA_ARCH__ == 900\n" + line + "\n#else\n"
+                         "s += (long long)(__expf((float)z / 67108864.f) * 524288.f);\n#endif")
+    assert source_checks.problems(ex, _int8_cells(hidden))
+    lines = source_checks.float_lines(source_checks.kernel_source(_int8_cells(hidden), "softmax_int8_cuda"))
+    assert lines and not any(ln.endswith("(sm_90)") for ln in lines), lines  # only the other generations saw it
+    from autograder.declare.submission import Cell
+    helper = Cell("cuda", "__device__ long long half_of(long long v) { return (long long)((double)v * 0.5); }")
+    calls = src.replace(line, line + "\n    s = half_of(s) * 2;")
+    assert source_checks.problems(ex, _int8_cells(calls, [helper])), "a float in a device-function cell it calls"
+    assert source_checks.problems(ex, _int8_cells(calls, [Cell("cuda", "__device__ long long half_of(long long v) "
+                                                               "{ return v >> 1; }")])) == []
+
+
+def test_a_kernel_the_judge_cannot_read_fails_with_a_reason():
+    from autograder.declare.submission import Cell
+    from autograder.judge import source_checks
+    ex = registry.get("ch06.softmax_int8_cuda")
+    cells = [Cell("python", "from course import cuda\nsoftmax_int8_cuda = cuda.compile(SRC)['softmax_int8_cuda']")]
+    assert "must be a kernel of a %%cuda cell" in source_checks.problems(ex, cells)[0]
 
 
 def test_verify_names_the_wrapped_clamp():

@@ -101,6 +101,9 @@ class Exercise:
     harness_kernels: tuple[str, ...] = ()  # the grader's own test kernels (around device functions)
     memory: Memory | None = None
     edges: tuple[Edge, ...] = ()  # edge classes its quiet checks must cover (see Edge)
+    # checks of the submission's text the judge makes itself, never executing it, before any check of this
+    # exercise (names in autograder.judge.source_checks.CHECKS); a problem fails every check of the exercise
+    source_checks: tuple[str, ...] = ()
 
     def uncovered_edges(self, gpu: bool) -> list[str]:
         cases = [c for check, cs in self.cases.items() for c in cs]

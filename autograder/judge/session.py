@@ -822,6 +822,7 @@ class Session:
         self.cells = list(cells)
         # (shared with the NumPy-only runner's Session: a cell that hung or killed one runner is left out of both)
         self.skipped: dict[int, str] = {}  # cells left out after they hung or killed the runner
+        self.source_problems: dict[str, list[str]] = {}  # exercise -> what its source checks found
         self.skip_kind: dict[int, Kind] = {}  # why each was left out: TIMED_OUT, DIED, or FAILED (no budget left)
         self._proc: _Process | None = None
         self._last_numpy = False  # whether the last check was served by the NumPy-only runner (see proc)
@@ -1111,6 +1112,12 @@ class Session:
                                           f"out ({HANG_HINT})")
         if self.budget.left() <= 0:
             return result(Kind.TIMED_OUT, self.budget.why())
+        if ex.source_checks:  # on the submission's text, in the judge (autograder.judge.source_checks)
+            from autograder.judge import source_checks
+            if exercise_id not in self.source_problems:
+                self.source_problems[exercise_id] = source_checks.problems(ex, self.cells)
+            if self.source_problems[exercise_id]:
+                return result(Kind.FAILED, "; ".join(self.source_problems[exercise_id]))
         try:
             self._start(until=t0 + self.budget.left())
         except RunnerGone as e:

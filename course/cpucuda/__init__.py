@@ -199,7 +199,9 @@ def _format(log: str) -> str:
 
 # -fno-strict-aliasing: CUDA code reads registers through other types (a uint4 as 4 __nv_bfloat162),
 # which nvcc compiles as meant and g++ -O2 may not. -fno-threadsafe-statics: one OS thread.
-CXXFLAGS = ("-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fPIC", "-fno-threadsafe-statics", "-w")
+# -D__CUDA_ARCH__=900: a cell's `#if __CUDA_ARCH__` branches are the ones an sm_90 compile takes (NVRTC defines it).
+CXXFLAGS = ("-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fPIC", "-fno-threadsafe-statics", "-w",
+            "-D__CUDA_ARCH__=900")
 # Race detection: GCC's ThreadSanitizer instrumentation calls the header's hooks on every load and
 # store (not linked with the TSan runtime: compile and link are two steps); -g1 gives the lines.
 RACE_FLAGS = ("-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0", "-g1")

@@ -26,8 +26,9 @@ Floating point in the student's code. NumPy: x arrives as a read-only int8 array
 the call at the first NumPy operation on it (or on anything computed from it) whose result is floating
 point, and on astype to a float dtype. It cannot see Python floats (float(x[0])) or arrays made with
 np.array(x) / np.asarray(x), which drop the subclass: the detection is best effort, the bit-exact check
-is not. CUDA: the kernel's cell is compiled to PTX once more (NVRTC, in the runner) and any f16/bf16/
-f32/f64 instruction or register fails the check: a complete check for the kernel's own code.
+is not. CUDA: the judge compiles the kernel's cell to PTX itself (NVRTC, for several GPU generations: never in the
+runner, whose memory is the student's; autograder.judge.source_checks) and any f16/bf16/f32/f64 instruction or
+register fails the exercise: a complete check for the kernel's own code.
 
 Outputs. The engine's guarded output factory (autograder.runner.execute.Outputs) makes floating-point buffers
 only (its canary and NaN poison need a float dtype), so the CUDA kernel's int8 output lives in a float32
@@ -314,44 +315,10 @@ register(Exercise(
 
 # ---- 2. CUDA, integers only ----
 
-_FLOAT_PTX: dict = {}  # source hash -> its floating-point PTX lines (filled in place: never rebound)
-
-
-def float_instructions(source: str) -> list[str]:
-    """PTX lines of the compiled cell that use a floating-point type (empty for integer-only code)."""
-    import hashlib
-    import re
-
-    from course import cuda
-    key = hashlib.sha256(source.encode()).hexdigest()
-    if key not in _FLOAT_PTX:
-        from cupy.cuda import nvrtc
-        prog = nvrtc.createProgram(cuda.PRELUDE + source, "cell.cu", (), ())
-        try:
-            opts = ("-arch=compute_90", "-std=c++17", *(f"-I{d}" for d in cuda.cuda_include_dirs()))
-            nvrtc.compileProgram(prog, opts)
-            ptx = nvrtc.getPTX(prog)
-        finally:
-            nvrtc.destroyProgram(prog)
-        ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
-        lines = [ln.strip() for ln in ptx.split("\n") if not ln.strip().startswith("//")]
-        _FLOAT_PTX[key] = [ln for ln in lines if re.search(r"\.(?:b?f16(?:x2)?|f32|f64)\b", ln)]
-    return _FLOAT_PTX[key]
-
-
 def _run_cuda(ns, inputs, outs):
     import torch
 
-    from course import cuda
-    from autograder.boundary.guards import Failure
-    kernel = ns["softmax_int8_cuda"]
-    module = getattr(kernel, "module", None)
-    if module is not None:
-        found = float_instructions(cuda.compose(module.source, module.libraries))
-        if found:
-            raise Failure(f"floating point in your kernel: its PTX has {len(found)} floating-point "
-                          f"instruction(s) or register(s), e.g. `{found[0][:80]}`; the exercise asks for "
-                          "integer arithmetic only")
+    kernel = ns["softmax_int8_cuda"]  # (no floating point: the judge checked the cell's text: source_checks)
     x = inputs["x"]
     rows, cols = x.shape
     buf = outs.tensor(((rows * cols + 3) // 4,), torch.float32)  # int8 output in a float32 guarded buffer
@@ -404,6 +371,7 @@ register(Exercise(
     verify=verify_cuda,
     solution="kernels_ref/ch06_low_precision/softmax_int8.cu",
     edges=CUDA_EDGES,
+    source_checks=("no_floating_point",),
     timeout_s={"cpu": 90, "gpu": 60},
 ))
 
