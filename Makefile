@@ -34,7 +34,7 @@ formgrader: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest -q -ra --timeout=1200
+	$(BIN)/python -m pytest -q -ra --timeout=1200 --durations=25
 
 # A student in a real browser (Debian chromium + Playwright) against `make lab`'s server; also in `make test`.
 test-browser: $(STAMP)
