@@ -48,6 +48,24 @@ def test_a_top_level_hang_costs_only_its_own_cell(monkeypatch):
     assert time.monotonic() - t0 < 60
 
 
+def test_a_top_level_hang_costs_nothing_of_an_earlier_cell(monkeypatch):
+    """The hang comes after an exercise's cell: that exercise passes, before and after the hang is met."""
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "cpu", 4.0)
+    monkeypatch.setitem(runner.CELL_TIMEOUT, "gpu", 4.0)
+    hang = _cell("""
+        def softmax_triton(x, y):
+            pass
+        while True:
+            pass
+    """, "softmax_triton")
+    with Session([GOOD, hang]) as s:
+        before = s.check("ch01.safe_softmax", "correctness")
+        bad = s.check("ch01.softmax_triton", "correctness")
+        after = s.check("ch01.safe_softmax", "hidden")
+    assert before.passed and after.passed, (before.message, after.message)
+    assert not bad.passed and "stopped the grader" in bad.message
+
+
 def test_exit_in_a_cell_costs_only_that_cell():
     exits = _cell("""
         import os
