@@ -23,6 +23,9 @@
 #   lab/student/  student view: labconfig/page_config.json disables nbgrader's instructor front-end
 #                 plugins (formgrader, create-assignment, assignment/course lists, Nbgrader menu);
 #                 jupyter_server_config.d/ disables the matching server extensions. Validate stays.
+#                 jupyter_lab_config.py puts the course's mode (course/mode.py's decision, made in a child
+#                 process with this environment, the kernels') into the page config: in CPU mode the
+#                 course's extension adds to Validate's success that the GPU checks were not run.
 # Options given here come last (e.g. --port=8899 --no-browser --IdentityProvider.token=...).
 # JUPYTER=path/to/jupyter picks the installation (default: .venv/bin/jupyter, else jupyter on PATH); the
 # working copy is made by the Python beside it (else python3).
@@ -41,7 +44,8 @@ args=(lab)
 # and --allow-root when run as root.
 case " $* " in *" --ip="*|*" --ServerApp.ip="*) ;; *) args+=(--ip=127.0.0.1) ;; esac
 case " $* " in *" --allow-root "*) ;; *) [ "$(id -u)" = 0 ] && args+=(--allow-root) ;; esac
-# The course's own front-end extension (%%cuda cells highlighted as C++), prebuilt in the repository.
+# The course's own front-end extension (%%cuda cells highlighted as C++; the CPU-mode note on Validate),
+# prebuilt in the repository.
 [ -f "$root/course/labextension/@flashcourse/cuda-cells/package.json" ] \
     && args+=("--LabApp.extra_labextensions_path=$root/course/labextension")
 config_path="$root/lab/common"

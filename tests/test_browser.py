@@ -8,7 +8,8 @@ page, as one student session: the student view; Validate on the blank chapter 1;
 the file browser, with no modified marker (and saving an untouched notebook leaves its file unchanged); a
 visible test on the blank notebook; the first exercise filled in and passing; saving it changes no tracked
 file; a second start of `make lab` keeps the student's notebook and says which release changed; Restart &
-Run All on the solved chapter 1 (the instructor's source notebook, put in the working copy) completing.
+Run All on the solved chapter 1 (the instructor's source notebook, put in the working copy) completing; a Validate
+that succeeds saying, in CPU mode only, that the GPU checks were not run.
 
 Screenshots, the outputs of the solved run, the browser console and the server log are written to
 $FLASHCOURSE_ARTIFACTS (default: a pytest temporary directory); the location is printed.
@@ -40,6 +41,8 @@ SOLVED = "ch01_softmax/ch01_softmax_solved.ipynb"  # source/ch01_softmax/ch01_so
 SAFE_SOFTMAX = ("def safe_softmax(x):\n"
                 "    e = np.exp(x - x.max(-1, keepdims=True))\n"
                 "    return e / e.sum(-1, keepdims=True)\n")
+PASSES = "ch01_softmax/validate_passes.ipynb"  # written by the Validate-success test: its one graded cell passes
+CPU_NOTE = "In CPU mode (no GPU on this machine) the speed checks and the CUDA checks that need a GPU were not run"
 KERNEL_START = 120_000  # ms; a kernel's first `import torch` on 2 busy cores
 CHECK = 240_000  # ms; a check runs in its own process (imports torch, re-runs the solution cells)
 
@@ -334,6 +337,7 @@ def test_validate_on_the_blank_notebook_reports_failures(student):
     classes = message.get_attribute("class") or ""
     page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
     assert "validation-failed" in classes and "The following cell failed" in text, text[:3000]
+    assert CPU_NOTE not in text, "the CPU-mode note belongs to a successful Validate only"
     assert "not implemented" in text.lower(), text[:3000]
     # Validate saved the untouched notebook: the file did not change (the kernel's language_info is not written).
     assert _settled(_file(server, CH01)) == before
@@ -474,3 +478,64 @@ def test_restart_and_run_all_on_the_solved_chapter_1_completes(student):
     skipped = [o for o in outputs if "skipped: needs a GPU" in o]
     assert skipped, "no GPU-only check said it was skipped in CPU mode"
     assert sum("✓" in o for o in outputs) >= 3, outputs
+
+
+def _page_mode(page) -> str | None:
+    """The course's mode as the page's config says it (lab/student/jupyter_lab_config.py, from course/mode.py)."""
+    return page.evaluate("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+                         ".flashcourseMode ?? null")
+
+
+def _validate_succeeds(s: Student, shot: str) -> str:
+    """Validate the notebook in front; the success dialog's text (screenshot `shot`), the dialog closed."""
+    from playwright.sync_api import expect
+    s.panel.locator(".validate-button").click()
+    message = s.page.locator(".jp-Dialog #validation-message")
+    expect(message).to_be_visible(timeout=CHECK)
+    text, classes = message.inner_text(), message.get_attribute("class") or ""
+    s.shot(shot)
+    s.page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+    expect(s.page.locator(".jp-Dialog")).to_have_count(0)
+    assert "validation-success" in classes and "Success! Your notebook passes all the tests." in text, text[:3000]
+    return text
+
+
+def test_a_successful_validate_says_the_gpu_checks_did_not_run_in_cpu_mode_only(student):
+    """nbgrader's "Success! Your notebook passes all the tests." gets the course's note (its front-end extension,
+    plugin validate-note) when the page says CPU mode, and nothing when it says GPU mode. The notebook's one graded
+    cell passes in either mode and imports nothing, so Validate is quick; GPU mode is the same server's page with
+    its config's flashcourseMode rewritten to "gpu" on the way to the browser (this machine has no GPU)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+    grade = {"grade": True, "grade_id": "passes", "locked": True, "points": 1, "schema_version": 3,
+             "solution": False, "task": False}
+    nb = new_notebook(cells=[new_markdown_cell("A notebook that passes Validate."),
+                             new_code_cell("assert 1 + 1 == 2", metadata={"nbgrader": grade})],
+                      metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, _file(student.server, PASSES))
+    cells = json.load(open(_file(student.server, PASSES)))
+
+    assert _page_mode(student.page) == "cpu"  # the servers here run with FLASHCOURSE_MODE=cpu
+    student.open_from_file_browser(PASSES)
+    student.wait_notebook(PASSES, cells)
+    text = _validate_succeeds(student, "08-validate-success-cpu-mode-note")
+    assert CPU_NOTE in text and "They are graded on a GPU." in text, text
+    assert text.count(CPU_NOTE) == 1, text
+
+    def as_gpu(route):
+        html = route.fetch().text()
+        gpu = re.sub(r'("flashcourseMode":\s*)"cpu"', r'\1"gpu"', html)
+        assert gpu != html, "no flashcourseMode in the page config"
+        route.fulfill(status=200, headers={"content-type": "text/html"}, body=gpu)
+
+    page = student.page.context.new_page()
+    try:
+        gpu = Student(page, student.server, student.artifacts)
+        page.route(lambda url: "/lab/workspaces/gpu-mode/" in url, as_gpu)  # the page's HTML only
+        page.goto(student.server.url(f"/lab/workspaces/gpu-mode/tree/{PASSES}"))
+        gpu.wait_notebook(PASSES, cells)
+        assert _page_mode(page) == "gpu"
+        text = _validate_succeeds(gpu, "08-validate-success-gpu-mode-no-note")
+        assert CPU_NOTE not in text and "GPU" not in text, text
+    finally:
+        page.close()

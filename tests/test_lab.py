@@ -84,6 +84,9 @@ def test_student_lab_has_validate_and_no_instructor_tools(student):
     assert "@jupyter/nbgrader" in extensions
     if os.path.isdir(os.path.join(student.course, "course", "labextension", "@flashcourse", "cuda-cells")):
         assert "@flashcourse/cuda-cells" in extensions
+    # The course's mode, as course/mode.py decides it in the server's environment (the kernels'): the
+    # extension's Validate note reads it (lab/student/jupyter_lab_config.py).
+    assert config.get("flashcourseMode") == "cpu"  # the test servers run with FLASHCOURSE_MODE=cpu
     # Server side: validate is there, the formgrader is not.
     assert json.load(student.get("/nbgrader_version?version=0.9.6"))["success"]
     assert _status(student, "/formgrader") == 404

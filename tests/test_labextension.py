@@ -27,6 +27,7 @@ def test_built_extension_has_an_existing_entry_point():
     static = os.path.join(BUILT, "static")
     code = "".join(open(os.path.join(static, f)).read() for f in os.listdir(static) if f.endswith(".js"))
     assert "@flashcourse/cuda-cells:plugin" in code and "text/x-c++src" in code and "%%cuda" in code
+    assert "@flashcourse/cuda-cells:validate-note" in code and "flashcourseMode" in code  # the Validate note
 
 
 def test_built_extension_matches_the_source_package_json():

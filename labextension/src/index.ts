@@ -1,17 +1,24 @@
 /**
- * Highlight notebook code cells whose source starts with the `%%cuda` cell magic
- * as C++ (CodeMirror's cpp language, registered by JupyterLab as "C++",
+ * Two plugins.
+ *
+ * @flashcourse/cuda-cells:plugin: highlight notebook code cells whose source
+ * starts with the `%%cuda` cell magic as C++ (CodeMirror's cpp language, registered by JupyterLab as "C++",
  * mime text/x-c++src), and give them back the notebook's own mimetype
  * (from its kernel's language_info) once the magic is removed.
  *
  * The mimetype lives on the cell model only: it is not saved in the .ipynb
  * and does not mark the notebook dirty.
+ *
+ * @flashcourse/cuda-cells:validate-note: in CPU mode, nbgrader's Validate
+ * success message ("Success! Your notebook passes all the tests.") gets a note
+ * that the GPU checks were not run (see validateNote).
  */
 import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import type { ICellModel } from '@jupyterlab/cells';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import type { IObservableList } from '@jupyterlab/observables';
 
@@ -91,4 +98,75 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+/**
+ * The page config option that says the course's mode, "cpu" or "gpu": set by the
+ * student view's server config (lab/student/jupyter_lab_config.py) from
+ * course/mode.py's decision, made in the server's environment (the one the kernels,
+ * Validate's included, inherit). Absent when the mode is not known.
+ */
+export const MODE_OPTION = 'flashcourseMode';
+
+export const CPU_MODE_NOTE =
+  'In CPU mode (no GPU on this machine) the speed checks and the CUDA checks ' +
+  'that need a GPU were not run: this result does not include them. ' +
+  'They are graded on a GPU.';
+
+/** The note added to a successful Validate in this mode: only in CPU mode. */
+export function validateNote(mode: string | null | undefined): string | null {
+  return mode === 'cpu' ? CPU_MODE_NOTE : null;
+}
+
+const NOTE_CLASS = 'flashcourse-validate-note';
+
+/**
+ * Append the note to every nbgrader validation success message under root
+ * (nbgrader's Validate dialog: #validation-message.validation-success, whose
+ * class nbgrader sets only with its "Success! Your notebook passes all the
+ * tests." text), once.
+ */
+export function addValidateNote(root: ParentNode, note: string): number {
+  let added = 0;
+  root
+    .querySelectorAll<HTMLElement>('#validation-message.validation-success')
+    .forEach(message => {
+      if (message.querySelector(`.${NOTE_CLASS}`)) {
+        return;
+      }
+      const p = document.createElement('p');
+      p.className = NOTE_CLASS;
+      p.textContent = note;
+      const div = document.createElement('div'); // as nbgrader lays out its own text
+      div.append(p);
+      message.append(div);
+      added++;
+    });
+  return added;
+}
+
+const validateNotePlugin: JupyterFrontEndPlugin<void> = {
+  id: '@flashcourse/cuda-cells:validate-note',
+  description:
+    "In CPU mode, say in nbgrader's Validate success dialog that the GPU checks were not run.",
+  autoStart: true,
+  activate: (): void => {
+    const note = validateNote(PageConfig.getOption(MODE_OPTION));
+    if (!note) {
+      return; // GPU mode, or not known: nothing is added
+    }
+    // nbgrader launches its dialog (a JupyterLab Dialog, message included) on
+    // document.body, its default host: watching the body's own children is
+    // enough (changes inside the page's widgets do not wake this observer).
+    const observer = new MutationObserver(records => {
+      for (const record of records) {
+        record.addedNodes.forEach(node => {
+          if (node instanceof HTMLElement) {
+            addValidateNote(node, note);
+          }
+        });
+      }
+    });
+    observer.observe(document.body, { childList: true });
+  }
+};
+
+export default [plugin, validateNotePlugin];
