@@ -1392,6 +1392,67 @@ def fp_number_lines():
     return fig
 
 
+def block_scales():
+    """Chapter 6, section 14: block-scaled fp4. MXFP4 (OCP Microscaling v1.0): 32 E2M1 elements share one E8M0
+    scale, a power of two 2^(field - 127), field = floor(log2 amax) - 2 + 127 (2: E2M1's largest exponent);
+    NVFP4: 16 E2M1 elements share an E4M3 scale amax/6 (in units of a float32 per-tensor scale amax/(6 * 448)).
+    The 32 example values are a fixed sequence; every element, scale and decoded value drawn is computed here."""
+    e2m1, e4m3 = _minifloat(2, 1, False), _minifloat(4, 3, True)
+    vals = [round(0.9 * math.sin(1.7 * k + 0.3) * math.exp(-((k - 20) / 9) ** 2), 3) for k in range(32)]
+
+    def fp4(x):  # round to E2M1 (nearest, ties to even), saturating at 6
+        return math.copysign(_round_nearest_even(min(abs(x), 6.0), e2m1), x)
+
+    fig, ax = _blank((9, 4.6))
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 52)
+    w = 88 / 32
+    # MXFP4: one block of 32, one E8M0 scale
+    amax = max(abs(v) for v in vals)
+    field = math.floor(math.log2(amax)) - 2 + 127
+    scale = 2.0 ** (field - 127)
+    mx = [fp4(v / scale) + 0.0 for v in vals]  # + 0.0: print -0 as 0
+    ax.text(0, 51.5, "MXFP4: a block of 32 E2M1 elements (4 bits each) shares one E8M0 scale (8 bits): "
+            "4 + 8/32 = 4.25 bits per element", fontsize=8.5, weight="bold", va="top")
+    ax.text(0, 45.5, f"the 32 values\n(bars; largest\n|value| {amax:g})", fontsize=6.5, va="center",
+            color="#555555")
+    ax.plot([12, 100], [45.5, 45.5], color="#999999", lw=0.5)
+    for k, v in enumerate(vals):
+        ax.add_patch(Rectangle((12 + k * w + 0.2 * w, 45.5), 0.6 * w, 4.5 * v / amax, facecolor=C[7], lw=0))
+    _box(ax, 0, 34, 11, 6, f"E8M0 scale\nfield {field}\n= 2^({field}-127)", fc="#f6d5bf", fs=6.5)
+    for k, e in enumerate(mx):
+        _box(ax, 12 + k * w, 35, w, 4, f"{e:g}", fc="#dce6f2" if e else "white", fs=6, lw=0.5)
+    ax.text(12, 33.6, f"stored: E2M1 elements = values / {scale:g}, rounded (amax / {scale:g} lands in [4, 8); "
+            "above 6 clamps to 6). Decoded value = element × 2^(field − 127)", fontsize=6.8, va="top")
+    ax.text(12, 30.6, "E8M0: 8 exponent bits, bias 127, no sign, no mantissa: 2^-127 to 2^127; "
+            "field 255 (0xFF) = NaN", fontsize=6.8, va="top", color="#555555")
+    # NVFP4: two blocks of 16, E4M3 block scales, one float32 tensor scale
+    t = amax / (6 * 448)  # the tensor is these 32 values: its amax is theirs
+    ax.text(0, 25.5, "NVFP4: blocks of 16 E2M1 elements, each sharing one E4M3 scale (8 bits), "
+            "and one float32 scale per tensor: 4 + 8/16 = 4.5 bits per element", fontsize=8.5, weight="bold",
+            va="top")
+    _box(ax, 0, 12, 11, 8, f"float32\ntensor scale\nt = amax/(6·448)\n= {t:.3g}", fc="#e5d8ef", fs=6)
+    for blk in range(2):
+        part = vals[16 * blk:16 * blk + 16]
+        sb = _round_nearest_even(max(abs(v) for v in part) / 6 / t, e4m3)  # the E4M3 block scale
+        x0 = 12 + blk * 44
+        _box(ax, x0, 17.5, 43.5, 3, f"E4M3 block scale {sb:g} (× t = {sb * t:.3g})", fc="#f6d5bf", fs=6.5)
+        for k, v in enumerate(part):
+            e = fp4(v / (sb * t)) + 0.0
+            _box(ax, x0 + k * 43.5 / 16, 12.5, 43.5 / 16, 4, f"{e:g}", fc="#dce6f2" if e else "white", fs=6,
+                 lw=0.5)
+    ax.text(12, 11, "each block's largest magnitude maps to 6 (to E4M3's precision); "
+            "decoded value = element × block scale × tensor scale", fontsize=6.8, va="top")
+    ax.text(12, 8, "t brings every block scale amax_block/(6t) into E4M3's range (at most 448)", fontsize=6.8,
+            va="top", color="#555555")
+    ax.text(0, 3.5, "white: elements that round to 0. E2M1 magnitudes: 0, 0.5, 1, 1.5, 2, 3, 4, 6. "
+            "Each block's scale follows its own largest value:\nthe NVFP4 block on the left, "
+            "whose values are small, keeps more of them than the one MXFP4 scale does.",
+            fontsize=6.8, va="top")
+    fig.subplots_adjust(0.01, 0.01, 0.99, 0.99)
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, masked_lanes, smem_banks, butterfly,
                                      addressing_schemes, two_level_reduction, littles_law,
                                      online_softmax, merge_states, held_split, cluster_exchange, flash_tiles,
@@ -1399,7 +1460,8 @@ DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tre
                                      fusion_trips, norm_placement, double_rounding,
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
                                      register_budget, wait_placement,
-                                     warp_row_layout, triton_tiles, loop_order, key_ranges, fp_number_lines)}
+                                     warp_row_layout, triton_tiles, loop_order, key_ranges, fp_number_lines,
+                                     block_scales)}
 
 
 def script_hash() -> str:
