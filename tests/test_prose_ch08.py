@@ -1,5 +1,5 @@
-"""ch08_backward: the numbers its text derives, recomputed from their formulas (see test_prose.py). The chapter quotes
-no measurement yet: its GPU numbers come with the calibration runs."""
+"""ch08_backward: the numbers its text derives, recomputed from their formulas (see test_prose.py), and the one
+measurement it quotes (the norms' programs per SM) read back from its data file."""
 from __future__ import annotations
 
 from prose_util import *  # noqa: F403  (the chapters' text, its data files and the helpers that read them)
@@ -15,12 +15,27 @@ def test_ch08_jacobian_size():
 
 def test_ch08_two_stage_bytes():
     main, part = quoted(CH, r"\$6 \\times 16\\,384 \\times 4096 = ([\d\\,]+)\$ bytes \(384 MiB\).*?"
-                        r"\$2 \\times 528 \\times 4096 \\times 4 = ([\d\\,]+)\$ bytes")
-    assert main == 6 * 16384 * 4096 == 384 * 2**20 and part == 2 * 4 * 132 * 4096 * 4
+                        r"\$2 \\times 264 \\times 4096 \\times 4 = ([\d\\,]+)\$ bytes")
+    with open(os.path.join(ROOT, "kernels_ref", "ch08_backward", "rmsnorm_backward_triton.py")) as f:
+        assert "per_sm = min(8, max(1, 8192 // BLOCK))" in f.read()  # the reference's rule: 2 per SM at 4096
+    assert main == 6 * 16384 * 4096 == 384 * 2**20 and part == 2 * min(8, max(1, 8192 // 4096)) * 132 * 4096 * 4
     (pct,) = quoted(CH, r"bytes, ([\d.]+)% more")
     assert round(100 * part / main, 1) == pct
     (ln,) = quoted(CH, r"LayerNorm has two such buffers \(\$d\\gamma\$ and \$d\\beta\$\): ([\d.]+)%")
     assert round(200 * part / main, 1) == ln
+
+
+def test_ch08_programs_per_sm_are_the_sweeps_best():
+    """The text's programs per SM at 1024, 4096 and 8192 columns are the H200 sweep's fastest for RMSNorm."""
+    got = quoted(CH, r"the fastest choice was (\d+) programs per SM at\s+1024 columns, (\d+) at 4096 and (\d+) at 8192")
+    data = load("benchmarks/evidence/ch08_norm_backward_sweep_h200_2026-12-02.json")
+    assert data["device"] == "NVIDIA H200"
+    best = {}
+    for r in data["rows"]:
+        if r["op"] == "rms" and r["pct_copy"] > best.get(r["shape"][1], (0, 0))[0]:
+            best[r["shape"][1]] = (r["pct_copy"], r["per_sm"])
+    assert list(got) == [best[c][1] for c in (1024, 4096, 8192)], best
+    assert [min(8, max(1, 8192 // c)) for c in (1024, 4096, 8192)] == list(got)  # the reference's rule
 
 
 def test_ch08_bfloat16_sum_stalls():

@@ -8,7 +8,8 @@ and across rows dgamma = sum of dy * x̂, dbeta = sum of dy.
 The same two stages as RMSNorm's backward: a fixed grid of P programs loops over rows p, p + P, ...
 (mean and rstd recomputed from the row in registers), keeps fp32 shares of dgamma and dbeta, and stores them
 once; a second kernel adds the P partial rows of both in a fixed order (deterministic: no atomics).
-Bytes: read x and dy, write dx, plus 2 * 2 * P * cols * 4 B of partial sums."""
+Bytes: read x and dy, write dx, plus 2 * 2 * P * cols * 4 B of partial sums. P and the warps: RMSNorm's
+(benchmarks/evidence/ch08_norm_backward_sweep_h200_2026-12-02.json)."""
 import torch
 import triton
 import triton.language as tl
@@ -70,9 +71,12 @@ def layernorm_backward(x, gamma, dy, dx, dgamma, dbeta, eps):
     ### BEGIN SOLUTION
     rows, cols = x.shape
     BLOCK = triton.next_power_of_2(cols)
-    warps = min(16, max(1, BLOCK // 512))
+    # programs per SM and warps from a sweep on an H200: the wider the row (all of it in registers), the fewer
+    # programs fit on an SM: 8 at 1024 columns, 2 at 4096, 1 at 8192
+    per_sm = min(8, max(1, 8192 // BLOCK))
+    warps = 4 if BLOCK <= 4096 else (8 if BLOCK <= 8192 else 16)
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 4
-    parts = min(rows, 4 * sms)
+    parts = min(rows, per_sm * sms)  # each program loops over its rows
     pg = torch.empty((parts, cols), device=x.device, dtype=torch.float32)
     pb = torch.empty_like(pg)
     layernorm_backward_kernel[(parts,)](x, gamma, dy, dx, pg, pb, rows, cols, eps, BLOCK=BLOCK, num_warps=warps)

@@ -9,7 +9,8 @@ is read anyway), writes their dx and keeps its share of dgamma in an fp32 row of
 partial[p]. Stage 2: one program per block of columns adds the P partial rows in a fixed order. No atomics, so
 dgamma is the same bits on every run. Bytes: read x and dy, write dx (3 trips of the element size), plus the
 partial sums, 2 * P * cols * 4 B (P a few times the number of SMs: a few percent of the rest at 16 384 rows).
-Block sizes, warps and P are first choices, to be tuned on the GPU."""
+P and the warps per program come from a sweep of both on an H200
+(benchmarks/evidence/ch08_norm_backward_sweep_h200_2026-12-02.json)."""
 import torch
 import triton
 import triton.language as tl
@@ -61,9 +62,12 @@ def rmsnorm_backward(x, gamma, dy, dx, dgamma, eps):
     ### BEGIN SOLUTION
     rows, cols = x.shape
     BLOCK = triton.next_power_of_2(cols)
-    warps = min(16, max(1, BLOCK // 512))
+    # programs per SM and warps from a sweep on an H200: the wider the row (all of it in registers), the fewer
+    # programs fit on an SM: 8 at 1024 columns, 2 at 4096, 1 at 8192
+    per_sm = min(8, max(1, 8192 // BLOCK))
+    warps = 4 if BLOCK <= 4096 else (8 if BLOCK <= 8192 else 16)
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 4
-    parts = min(rows, 4 * sms)  # a few programs per SM, each looping over its rows
+    parts = min(rows, per_sm * sms)  # each program loops over its rows
     partial = torch.empty((parts, cols), device=x.device, dtype=torch.float32)
     rmsnorm_backward_kernel[(parts,)](x, gamma, dy, dx, partial, rows, cols, eps, BLOCK=BLOCK, num_warps=warps)
     BLOCK_C = 32

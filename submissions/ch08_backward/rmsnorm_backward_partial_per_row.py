@@ -3,5 +3,5 @@ of x (4 bytes written and read again per element, next to the 6 the kernel must 
 bandwidth check."""
 EXERCISE = "ch08.rmsnorm_backward_triton"
 CELL = "rmsnorm_backward_triton"
-PATCH = [("    parts = min(rows, 4 * sms)  # a few programs per SM, each looping over its rows\n", "    parts = rows\n")]
+PATCH = [("    parts = min(rows, per_sm * sms)  # each program loops over its rows\n", "    parts = rows\n")]
 LOSES = ["test_rmsnorm_backward_triton_bandwidth"]
