@@ -30,15 +30,19 @@ def _cell(src: str, origin: str) -> Cell:
     return Cell("python", textwrap.dedent(src), origin)
 
 
+# defines an exercise's entry, then never finishes loading
+HANG = _cell("""
+    def softmax_triton(x, y):
+        pass
+    while True:
+        pass
+""", "softmax_triton")
+
+
 def test_a_top_level_hang_costs_only_its_own_cell(monkeypatch):
     monkeypatch.setitem(runner.CELL_TIMEOUT, "cpu", 6.0)
     monkeypatch.setitem(runner.CELL_TIMEOUT, "gpu", 6.0)
-    hang = _cell("""
-        def softmax_triton(x, y):
-            pass
-        while True:
-            pass
-    """, "softmax_triton")
+    hang = HANG
     t0 = time.monotonic()
     with Session([hang, GOOD]) as s:
         bad = s.check("ch01.softmax_triton", "correctness")
@@ -52,13 +56,7 @@ def test_a_top_level_hang_costs_nothing_of_an_earlier_cell(monkeypatch):
     """The hang comes after an exercise's cell: that exercise passes, before and after the hang is met."""
     monkeypatch.setitem(runner.CELL_TIMEOUT, "cpu", 4.0)
     monkeypatch.setitem(runner.CELL_TIMEOUT, "gpu", 4.0)
-    hang = _cell("""
-        def softmax_triton(x, y):
-            pass
-        while True:
-            pass
-    """, "softmax_triton")
-    with Session([GOOD, hang]) as s:
+    with Session([GOOD, HANG]) as s:
         before = s.check("ch01.safe_softmax", "correctness")
         bad = s.check("ch01.softmax_triton", "correctness")
         after = s.check("ch01.safe_softmax", "hidden")
