@@ -104,6 +104,10 @@ def test_a_kernel_the_judge_cannot_read_fails_with_a_reason():
     ex = registry.get("ch06.softmax_int8_cuda")
     cells = [Cell("python", "from course import cuda\nsoftmax_int8_cuda = cuda.compile(SRC)['softmax_int8_cuda']")]
     assert "must be a kernel of a %%cuda cell" in source_checks.problems(ex, cells)[0]
+    src = notebook_part("kernels_ref/ch06_low_precision/softmax_int8.cu")  # the cell, then a later rebinding
+    rebound = _int8_cells(src) + [Cell("python", "softmax_int8_cuda = cuda.compile_cuda(FLOATS).softmax_int8_cuda")]
+    assert source_checks.problems(ex, _int8_cells(src)) == []
+    assert "must be a kernel of a %%cuda cell" in source_checks.problems(ex, rebound)[0]
 
 
 def test_verify_names_the_wrapped_clamp():

@@ -46,12 +46,18 @@ _CACHE: dict[str, list[str] | None] = {}  # composed source's hash -> its float 
 def kernel_source(cells, kernel: str) -> str | None:
     """The text the compiler sees for `kernel`: the last %%cuda cell that defines it, after the device-function
     cells before it that it calls (as course.cuda binds them: a later cell re-defining a name wins). None when
-    no %%cuda cell defines it (a kernel compiled from a Python string cannot be read here)."""
+    no %%cuda cell defines it, or a later Python cell assigns the name (a kernel compiled from a Python string
+    cannot be read here). The check is on the text: a binding made without an assignment statement (through
+    globals(), setattr, exec) is not seen."""
     from course import cuda
+
+    from autograder.declare.submission import defines
     namespace: dict = {}
     found = None
     for c in cells:
         if c.kind != "cuda":
+            if defines(c, (kernel,)):  # a later Python cell binds the name anew: that is what would run
+                found = None
             continue
         sigs = cuda.find_kernels(c.source)
         if sigs:
