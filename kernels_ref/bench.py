@@ -135,7 +135,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--sweep", action="store_true", help="also sweep the row length (for the plot)")
-    ap.add_argument("--chapter", help="only this chapter's exercises (a prefix: ch04)")
+    ap.add_argument("--chapter", help="only these exercises: a chapter prefix (ch04) or an exercise's id "
+                                       "(ch07.linear_cross_entropy_triton)")
     args = ap.parse_args()
     if not course.GPU:
         print("kernels_ref.bench needs a GPU")
@@ -143,7 +144,8 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ex in registry.all_exercises():
-            if ex.bench is None or (args.chapter and not ex.chapter.startswith(args.chapter)):
+            wanted = not args.chapter or ex.chapter.startswith(args.chapter) or ex.id == args.chapter
+            if ex.bench is None or not wanted:
                 continue
             variants = [("reference", reference_source(ex))]
             if fast_reference_source(ex):

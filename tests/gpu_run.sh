@@ -30,7 +30,7 @@ for step in "$@"; do
     # quiet checks 6 submissions at a time, timed checks one at a time on a quiet GPU
     engine|all) python3 tests/test_gpu_engine.py $chs 2>&1 | tee -a "$OUT/engine.log" \
                   | grep -E "^BAD|bandwidth|throughput|as expected" ;;&
-    validate|all) PATH=$PATH python3 -m autograder.instructor.cli validate $chs 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
+    validate|all) PATH=$PATH python3 -m autograder.instructor.cli validate $chs --json "$OUT/validate_${chs// /_}.json" 2>&1 | tee -a "$OUT/validate.log" | tail -40 ;;&
     grading|all) python3 -m autograder.instructor.bench_grading $chs --repeat 3 --json "$OUT/grading_${chs// /_}.json" 2>&1 \
                    | tee -a "$OUT/grading.log" | tail -20 ;;&
     lowp|all) python3 -m benchmarks ch06_lowp_bench "$OUT/ch06_lowp.json" 2>&1 | tee -a "$OUT/lowp.log" ;;&

@@ -50,7 +50,7 @@ def test_a_slower_gpu_gets_lower_bars_used_only_on_that_gpu(tmp_path):
     assert shipped == registry.thresholds()["ch01.softmax_triton"]["min_fraction_of_copy"]
 
 
-H200_SOURCE = "benchmarks/evidence/bench_h200_2026-12-02.json"  # Chapters 6-7 (2026-11-26) and 8 (2026-12-02)
+H200_SOURCE = "benchmarks/evidence/bench_h200_2026-12-03.json"  # ch06-07 (11-26), LCE and ch08 (12-03)
 H200_CH06 = os.path.join(ROOT, H200_SOURCE)
 
 

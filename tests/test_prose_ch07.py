@@ -8,6 +8,7 @@ from prose_util import *  # noqa: F403  (the chapters' text, its data files and 
 
 H100_BENCH = "benchmarks/gpu_2026-11-23_s4/bench_ch06.json"   # the grader's own timing, H100
 H200_BENCH = "benchmarks/gpu_2026-11-26_s5/bench_ch06_h200.json"  # the same, H200
+LCE_BENCH = "benchmarks/evidence/bench_h200_2026-12-03.json"  # Exercise 2 on the H200 (what calibrate read)
 # Those runs measured the cross-entropy while it was Chapter 6's Exercise 4: they name it by its former id.
 FORMER = "ch06.cross_entropy_triton"
 EX = "ch07.cross_entropy_triton"
@@ -75,8 +76,20 @@ def test_ch07_exercise_2_memory_and_throughput_bars():
     cn, ch, cv = ex.memory.case.cpu_shape
     assert f"In CPU mode the test runs ${cn} \\times {ch} \\times {cv}$, with a limit of 1 MiB" in body
     assert ex.memory.limit((cn, ch, cv)) == 1 << 20
-    # no bar until one is measured on a GPU: the text says the check is not graded until then, and the judge agrees
-    assert "This check's bar has not been measured on a GPU yet: until it is, the check is not graded" in body
-    assert registry.awaits_calibration(ex.id, "throughput", device="NVIDIA H200")
+    # the H200's bar and the two measurements the text quotes, from the bench file that calibration read
+    ref, bar, slow = quoted("ch07_cross_entropy", r"On an H200 the reference solution ran at ([\d.]+) of PyTorch's path"
+                            r" \(about \d+ TFLOP/s\) and the bar there is ([\d.]+); the same kernel with two warps per"
+                            r" program instead of eight ran at ([\d.]+) and fails it")
+    shape = list(ex.bench.shape)
+    assert ref == round(_pct(LCE_BENCH, "NVIDIA H200", ex.id, shape, "reference") / 100, 2)
+    assert slow == round(_pct(LCE_BENCH, "NVIDIA H200", ex.id, shape, "wrong/triton_lce_two_warps") / 100, 2)
+    assert bar == round(_bar(ex.id, "min_fraction_of_baseline", h200=True), 2) and slow < bar < ref
+    tflops = [r["tflops"] for r in load(LCE_BENCH)["rows"] if r["exercise"] == ex.id and r["shape"] == shape
+              and r["variant"] == "reference"]
+    assert f"(about {round(tflops[0])} TFLOP/s)" in body
+    # a GPU model with no measured bar: the check is not graded there, as the text says, and the judge agrees
+    assert "On a GPU model whose bar has not been measured the check is not graded" in body
+    assert registry.awaits_calibration(ex.id, "throughput", device="NVIDIA H100 80GB HBM3")
+    assert not registry.awaits_calibration(ex.id, "throughput", device="NVIDIA H200")
     assert tuple(ex.bench.shape) == (8192, 4096, 131072)
     assert "$N = 8192$, $H = 4096$, $V = 2^{17}$ in `bfloat16`" in body
