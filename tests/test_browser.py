@@ -42,6 +42,7 @@ SAFE_SOFTMAX = ("def safe_softmax(x):\n"
                 "    e = np.exp(x - x.max(-1, keepdims=True))\n"
                 "    return e / e.sum(-1, keepdims=True)\n")
 PASSES = "ch01_softmax/validate_passes.ipynb"  # written by the Validate-success test: its one graded cell passes
+PASSES_GPU = "ch01_softmax/validate_passes_gpu.ipynb"  # the same notebook, opened in the page that says GPU mode
 CPU_NOTE = "In CPU mode (no GPU on this machine) the speed checks and the CUDA checks that need a GPU were not run"
 KERNEL_START = 120_000  # ms; a kernel's first `import torch` on 2 busy cores
 CHECK = 240_000  # ms; a check runs in its own process (imports torch, re-runs the solution cells)
@@ -513,7 +514,8 @@ def test_a_successful_validate_says_the_gpu_checks_did_not_run_in_cpu_mode_only(
                              new_code_cell("assert 1 + 1 == 2", metadata={"nbgrader": grade})],
                       metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nbformat.write(nb, _file(student.server, PASSES))
-    cells = json.load(open(_file(student.server, PASSES)))
+    nbformat.write(nb, _file(student.server, PASSES_GPU))  # its own file, so its own kernel: a second page on the
+    cells = json.load(open(_file(student.server, PASSES)))  # same notebook shares the first one's (CI: never connected)
 
     assert _page_mode(student.page) == "cpu"  # the servers here run with FLASHCOURSE_MODE=cpu
     student.open_from_file_browser(PASSES)
@@ -532,8 +534,8 @@ def test_a_successful_validate_says_the_gpu_checks_did_not_run_in_cpu_mode_only(
     try:
         gpu = Student(page, student.server, student.artifacts)
         page.route(lambda url: "/lab/workspaces/gpu-mode/" in url, as_gpu)  # the page's HTML only
-        page.goto(student.server.url(f"/lab/workspaces/gpu-mode/tree/{PASSES}"))
-        gpu.wait_notebook(PASSES, cells)
+        page.goto(student.server.url(f"/lab/workspaces/gpu-mode/tree/{PASSES_GPU}"))
+        gpu.wait_notebook(PASSES_GPU, cells)
         assert _page_mode(page) == "gpu"
         text = _validate_succeeds(gpu, "08-validate-success-gpu-mode-no-note")
         assert CPU_NOTE not in text and "GPU" not in text, text
