@@ -16,10 +16,14 @@ LAB_ARGS    ?= $(if $(filter 0,$(shell id -u)),--allow-root) --ip=127.0.0.1
 
 install: $(STAMP)
 
+# The last step: jupyter-events' jsonschema[format-nongpl] brings rfc3987-syntax, which jsonschema imports whenever
+# present; it builds 38 Lark grammars on import, about 2-3 s in every process that imports nbformat (each nbgrader
+# run, grading worker and Jupyter server). It only checks "iri" string formats, which nothing here uses.
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --no-cache-dir torch==2.13.0 $(TORCH_ARGS)
 	$(BIN)/python -m pip install -q --no-cache-dir triton==3.7.1 -e ".[dev]"
+	$(BIN)/python -m pip uninstall -y -q rfc3987-syntax
 	rm -f $(VENV)/.installed-* && touch $@
 
 # The student view: the student's working copy work/ (gitignored; made on first use, never overwritten:

@@ -194,3 +194,16 @@ def test_the_working_copy_is_made_once_and_never_overwritten(tmp_path):
         f.write("\nOne more term.\n")
     _update(course, work)
     assert open(os.path.join(work, "course", "GLOSSARY.md")).read() == open(glossary).read()
+
+
+def test_importing_nbformat_does_not_build_rfc3987_grammars():
+    """Every nbgrader run, grading worker and Jupyter server imports nbformat, hence jsonschema, which imports
+    rfc3987_syntax whenever it is installed (38 Lark grammars built, 2-3 s on two cores). `make install` removes it
+    (and the GPU wheelhouse leaves it out); this fails if a dependency change brings it back."""
+    import subprocess
+    import sys
+    code = "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False", "rfc3987_syntax is installed again: make install should uninstall it"
+    from autograder.instructor.wheelhouse import LEAVE_OUT
+    assert {"rfc3987_syntax", "lark"} <= LEAVE_OUT
