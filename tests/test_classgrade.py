@@ -227,7 +227,7 @@ def test_the_collector_records_batches_while_results_come_and_the_end_equals_a_c
     c.stop()
     assert len(c.batches) >= 3, out.getvalue()  # 7 students: pairs 1-3 recorded before the last result came
     assert c.generated and "bob" not in c.recorded and len(c.recorded) >= 4, (c.recorded, out.getvalue())
-    assert classgrade._finish(root, CH, results, c.recorded, out=out) == 1  # bob: nbgrader cannot read it
+    assert classgrade.record_and_summarise(root, CH, results, c.recorded, out=out) == 1  # bob: nbgrader cannot read it
     assert _scores(root) == want
     assert _summary(out.getvalue(), root) == _summary(r.stdout, src)
 

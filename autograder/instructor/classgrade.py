@@ -563,10 +563,11 @@ def collect(course: str, chapter: str, results: str | None = None, out=sys.stdou
     require_course_config(course)
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
     _generate(course, chapter, out=out)
-    return _finish(course, chapter, results, {}, out=out)
+    return record_and_summarise(course, chapter, results, {}, out=out)
 
 
-def _finish(course: str, chapter: str, results: str, recorded: dict, out=sys.stdout) -> int:
+def record_and_summarise(course: str, chapter: str, results: str, recorded: dict | None = None,
+                         out=sys.stdout) -> int:
     """The last replay, of every current result not yet in `recorded` (student -> _key of the result a batch
     recorded), then the summary over everyone, as a collect of the whole class prints it."""
     everyone = students(course, chapter)
@@ -574,7 +575,7 @@ def _finish(course: str, chapter: str, results: str, recorded: dict, out=sys.std
     current = {s: r for s, r in have.items() if is_current(course, chapter, s, r)}
     stale = sorted(s for s, r in have.items() if r is not None and s not in current)
     missing = sorted(s for s, r in have.items() if r is None)
-    todo = sorted(s for s, r in current.items() if recorded.get(s) != _key(r))
+    todo = sorted(s for s, r in current.items() if (recorded or {}).get(s) != _key(r))
     ok = True
     if todo:
         _, r, errors = _record(course, chapter, results, todo, out=out)
@@ -590,7 +591,8 @@ class Collector:
     one nbgrader writer at a time. A batch (one replay, everyone else excluded) starts once `batch` new current
     results wait (default max(10, 10% of the class); FLASHCOURSE_COLLECT_BATCH), or `every` seconds after the
     last batch if any wait (default 30; FLASHCOURSE_COLLECT_EVERY). generate_assignment runs once, before the
-    first batch. A batch's failures are printed and left unrecorded: the final replay (`_finish`) retries them.
+    first batch. A batch's failures are printed and left unrecorded: the final replay (`record_and_summarise`)
+    retries them.
     The replay runs no student code and takes no GPU lock (it is CPU work in a subprocess, niced)."""
 
     def __init__(self, course: str, chapter: str, results: str, *, batch: int | None = None,
@@ -692,7 +694,7 @@ def autograde_class(course: str, chapter: str, *, jobs: int | None = None, resul
     t1 = time.perf_counter()
     if not collector.generated:
         _generate(course, chapter, out=out)
-    rc = _finish(course, chapter, results, collector.recorded, out=out)
+    rc = record_and_summarise(course, chapter, results, collector.recorded, out=out)
     t2 = time.perf_counter()
     return rc, {"grade_s": round(t1 - t0, 1), "collect_s": round(t2 - t1, 1), "total_s": round(t2 - t0, 1),
                 "batches": collector.batches}

@@ -93,11 +93,11 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
         # through nbgrader's autograde (autograder.instructor.classgrade)
         import io
 
-        from autograder.instructor.classgrade import _finish, grade_class
+        from autograder.instructor.classgrade import grade_class, record_and_summarise
         results, _ = grade_class(tmp, chapter, force=True)
         said = io.StringIO()
         # collect's replay and summary; the assignment is in the gradebook already (generate_assignment above)
-        if _finish(os.path.abspath(tmp), chapter, results, {}, out=said) != 0:
+        if record_and_summarise(os.path.abspath(tmp), chapter, results, out=said) != 0:
             print(said.getvalue()[-3000:], flush=True)
         got = _scores(tmp, chapter)
     finally:
