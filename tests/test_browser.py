@@ -8,7 +8,8 @@ page, as one student session: the student view; Validate on the blank chapter 1;
 the file browser, with no modified marker (and saving an untouched notebook leaves its file unchanged); a
 visible test on the blank notebook; the first exercise filled in and passing; saving it changes no tracked
 file; a second start of `make lab` keeps the student's notebook and says which release changed; Restart &
-Run All on the solved chapter 1 (the instructor's source notebook, put in the working copy) completing; a Validate
+Run All on a blank chapter 1 (the release) and on the solved one (the instructor's source notebook, each copied into
+the working copy) reaching the last cell; a Validate
 that succeeds saying, in CPU mode only, that the GPU checks were not run.
 
 Screenshots, the outputs of the solved run, the browser console and the server log are written to
@@ -38,6 +39,7 @@ CHAPTERS = ["ch01_softmax", "ch02_reductions", "ch03_online_softmax", "ch04_flas
 WORK = "work"  # the working copy, in the course root: `make lab`'s server root
 CH01 = "ch01_softmax/ch01_softmax.ipynb"  # paths in the server (the working copy)
 SOLVED = "ch01_softmax/ch01_softmax_solved.ipynb"  # source/ch01_softmax/ch01_softmax.ipynb, copied there
+BLANK_RUN = "ch01_softmax/ch01_softmax_run_all.ipynb"  # release/ch01_softmax/ch01_softmax.ipynb, copied there
 SAFE_SOFTMAX = ("def safe_softmax(x):\n"
                 "    e = np.exp(x - x.max(-1, keepdims=True))\n"
                 "    return e / e.sum(-1, keepdims=True)\n")
@@ -259,6 +261,7 @@ def student(lab_server, artifacts, course):
     from playwright.sync_api import sync_playwright
     server = lab_server("student", course_dir=course)
     shutil.copy(os.path.join(course, "source", "ch01_softmax", "ch01_softmax.ipynb"), _file(server, SOLVED))
+    shutil.copy(os.path.join(course, "release", "ch01_softmax", "ch01_softmax.ipynb"), _file(server, BLANK_RUN))
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
         context = pw.chromium.launch_persistent_context(
             profile, executable_path=CHROMIUM, headless=True, chromium_sandbox=False, args=CHROMIUM_ARGS,
@@ -438,9 +441,13 @@ def test_a_second_start_keeps_the_students_notebook(student, lab_server):
         page.close()
 
 
-def test_restart_and_run_all_on_the_solved_chapter_1_completes(student):
+@pytest.mark.parametrize("which", ["blank", "solved"])
+def test_restart_and_run_all_on_chapter_1_reaches_its_last_cell(student, which):
+    """Blank (a copy of the release, as a student first opens it): every cell runs, an unsolved exercise's test
+    says "not implemented yet" and nothing stops the notebook. Solved (the instructor's notebook): every check that
+    CPU mode runs passes."""
     from playwright.sync_api import expect
-    path = SOLVED  # the instructor's notebook: every exercise solved
+    path = BLANK_RUN if which == "blank" else SOLVED
     nb = _notebook(student.server, path)
     student.open_from_file_browser(path)
     student.wait_notebook(path, nb)
@@ -462,7 +469,7 @@ def test_restart_and_run_all_on_the_solved_chapter_1_completes(student):
     outputs = student.panel.evaluate(
         "p => [...p.querySelectorAll('.jp-Notebook .jp-CodeCell')]"
         ".map(c => c.querySelector('.jp-OutputArea').textContent)")
-    with open(os.path.join(student.artifacts, "06-run-all-outputs.txt"), "w") as f:
+    with open(os.path.join(student.artifacts, f"06-run-all-{which}-outputs.txt"), "w") as f:
         f.write(f"Restart & Run All of {path}: {elapsed:.0f} s\n\n")
         for c, p, o in zip(code, prompts, outputs):
             f.write(f"--- cell {c['id']} {p}\n{o}\n")
@@ -471,11 +478,16 @@ def test_restart_and_run_all_on_the_solved_chapter_1_completes(student):
     if first is not None:  # screenshot where Run All stopped (the cell before the first cell not run)
         stopped = student.cell(nb, code[max(first - 1, 0)]["id"])
         stopped.scroll_into_view_if_needed()
-        student.shot("06-run-all-stopped-here")
+        student.shot(f"06-run-all-{which}-stopped-here")
     else:
-        student.shot("06-run-all-completed")
+        student.shot(f"06-run-all-{which}-completed")
     assert not not_run, (f"Run All stopped at cell {code[max(first - 1, 0)]['id']}: "
                          f"{outputs[max(first - 1, 0)][-2000:]}; not run: {not_run}")
+    if which == "blank":
+        assert not [o for o in outputs if "Traceback" in o], "a cell showed a traceback"
+        assert sum("not implemented yet" in o for o in outputs) >= 3, outputs
+        assert not any("✓" in o for o in outputs), "a blank exercise passed a check"
+        return
     skipped = [o for o in outputs if "skipped: needs a GPU" in o]
     assert skipped, "no GPU-only check said it was skipped in CPU mode"
     assert sum("✓" in o for o in outputs) >= 3, outputs
