@@ -1,7 +1,11 @@
-"""The GPU side of mutation testing, checked without a GPU: the timed mutants (num_warps=1 on each Triton launch)
-and the reuse of an earlier, cut-off --gpu-recheck call's log lines."""
+"""The GPU side of mutation testing, checked without a GPU: the timed mutants (num_warps=1 on each Triton launch),
+the reuse of an earlier, cut-off --gpu-recheck call's log lines, and the per-GPU report file
+(benchmarks/mutation/gpu/<gpu>.json: one entry per chapter)."""
 from __future__ import annotations
 
+import glob
+import json
+import os
 import re
 
 from autograder.instructor import mutate
@@ -35,3 +39,53 @@ def test_an_earlier_calls_log_lines_are_reused_and_nothing_else(tmp_path):
     assert (got["a.py:1:2:rule"].status, got["a.py:1:2:rule"].by) == ("killed", "ch01.x:bandwidth")
     assert got["a.py:1:2:rule"].message.startswith("71% of copy")
     assert (got["b.py:3:4:rule"].status, got["b.py:3:4:rule"].by) == ("survived", "")
+
+
+def _report(chapter: str, device: str = "NVIDIA Test GPU") -> dict:
+    return {"chapter": chapter, "device": device, "mode": "gpu", "rechecked": 1, "errors": 0,
+            "mutants": [{"id": f"{chapter}.py:1:2:rule", "cpu": "survived", "gpu": "killed"}]}
+
+
+def test_writing_one_chapter_keeps_the_other_chapters_entries(tmp_path):
+    path = mutate.gpu_report_path("NVIDIA Test GPU")
+    assert path == os.path.join(mutate.REPORT_DIR, "gpu", "nvidia_test_gpu.json")
+    path = str(tmp_path / "gpu" / os.path.basename(path))
+    a, b = _report("ch02_a"), _report("ch01_b")
+    mutate.write_gpu_report(a, path)
+    mutate.write_gpu_report(b, path)
+    doc = json.load(open(path))
+    assert doc == {"device": "NVIDIA Test GPU", "chapters": {"ch01_b": b, "ch02_a": a}}
+    assert list(doc["chapters"]) == ["ch01_b", "ch02_a"]  # sorted by chapter
+    a2 = dict(a, rechecked=2)
+    mutate.write_gpu_report(a2, path)  # a chapter run again replaces only its own entry
+    assert json.load(open(path))["chapters"] == {"ch01_b": b, "ch02_a": a2}
+    assert os.listdir(tmp_path / "gpu") == ["nvidia_test_gpu.json"]  # no temporary file left behind
+
+
+def test_the_committed_gpu_reports_hold_one_entry_per_chapter_that_agrees_with_its_rows():
+    files = sorted(glob.glob(os.path.join(mutate.REPORT_DIR, "gpu", "*.json")))
+    assert files
+    for path in files:
+        doc = json.load(open(path))
+        assert set(doc) == {"device", "chapters"}, path
+        assert os.path.basename(path) == os.path.basename(mutate.gpu_report_path(doc["device"]))
+        for chapter, r in doc["chapters"].items():
+            assert chapter in CHAPTERS and r["chapter"] == chapter and r["device"] == doc["device"]
+            rows = r["mutants"]
+            assert r["rechecked"] == len(rows)
+            assert r["cpu_survivors_killed_here"] == sum(x["cpu"] == "survived" and x["gpu"] == "killed" for x in rows)
+            assert r["cpu_equivalents_killed_here"] == sum(x["cpu"] == "equivalent" and x["gpu"] == "killed"
+                                                           for x in rows)
+            timed = [x for x in rows if x["cpu"] == "timed mutant"]
+            assert (r["timed_mutants"], r["timed_mutants_killed"]) == (len(timed), sum(x["gpu"] == "killed"
+                                                                                      for x in timed))
+            assert r["errors"] == sum(x["gpu"] == "error" for x in rows)
+
+
+def test_the_grading_doc_quotes_the_h100_recheck():
+    doc = json.load(open(mutate.gpu_report_path("NVIDIA H100 80GB HBM3")))["chapters"].values()
+    eq = sum(r["cpu_equivalents_killed_here"] for r in doc)
+    timed, killed = sum(r["timed_mutants"] for r in doc), sum(r["timed_mutants_killed"] for r in doc)
+    text = " ".join(open(os.path.join(mutate.ROOT, "docs", "how-grading-works.md")).read().split())
+    assert f"On an H100: {eq} CPU \"equivalents\" were told apart" in text
+    assert f"{killed} of {timed} timed mutants were killed" in text

@@ -22,7 +22,8 @@ ignores them and only a GPU's timed checks can judge them.
 On a GPU, `flashcourse mutate CH --gpu-recheck` grades what the CPU run could not settle, with every check
 including the timed ones (each timed check has the GPU alone, as in class grading): the committed report's
 equivalent and surviving mutants, and the timed mutants (`timed_mutants`: each Triton launch's num_warps
-set to 1, which changes the speed and nothing else). It writes benchmarks/mutation/gpu/<chapter>_<gpu>.json.
+set to 1, which changes the speed and nothing else). It writes the chapter's entry of
+benchmarks/mutation/gpu/<gpu>.json, one file per GPU model: {"device": ..., "chapters": {chapter: report}}.
 
 Mutant ids are deterministic: `<file>:<line>:<col>:<rule>` (the line and column in the reference
 file), so a sample (`--sample N`: every k-th mutant of the sorted list) and the table are stable.
@@ -35,6 +36,7 @@ import difflib
 import json
 import os
 import re
+import tempfile
 import threading
 import time
 import tomllib
@@ -863,6 +865,35 @@ def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = 
             "errors": sum(r["gpu"] == "error" for r in rows), "mutants": rows}
 
 
+def gpu_report_path(device: str) -> str:
+    """The GPU recheck's file for one GPU model: benchmarks/mutation/gpu/<gpu>.json."""
+    gpu = re.sub(r"[^a-z0-9]+", "_", device.lower()).strip("_")
+    return os.path.join(REPORT_DIR, "gpu", f"{gpu}.json")
+
+
+def write_gpu_report(report: dict, path: str) -> None:
+    """Put one chapter's GPU recheck into its GPU's file under the chapter's name, keeping the other chapters'
+    entries (read, replace that entry, write to a temporary file and rename it over the old one)."""
+    doc = {"device": report["device"], "chapters": {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    doc["device"] = report["device"]
+    doc["chapters"] = dict(sorted({**doc.get("chapters", {}), report["chapter"]: report}.items()))
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def _count(items) -> dict:
     out: dict = {}
     for x in items:
@@ -888,12 +919,8 @@ def main(chapters: list[str], n_sample: int | None = None, json_path: str | None
         for chapter in chapters:
             r = gpu_recheck(chapter, jobs, log=lambda s: print(s, flush=True), ids=[only] if only else None,
                             done_log=os.environ.get("FLASHCOURSE_MUTGPU_DONE") or None)
-            gpu = re.sub(r"[^a-z0-9]+", "_", mode.device_name().lower()).strip("_")
-            path = json_path or os.path.join(REPORT_DIR, "gpu", f"{chapter}_{gpu}.json")
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            with open(path, "w") as f:
-                json.dump(r, f, indent=1)
-                f.write("\n")
+            path = json_path or gpu_report_path(mode.device_name())
+            write_gpu_report(r, path)
             print(f"{chapter} on {r['device']}: {r['rechecked']} rechecked in {r['seconds']:.0f} s; CPU survivors "
                   f"killed here {r['cpu_survivors_killed_here']}, CPU equivalents killed here "
                   f"{r['cpu_equivalents_killed_here']}, timed mutants killed {r['timed_mutants_killed']} of "
