@@ -39,10 +39,18 @@ def test_ch08_programs_per_sm_are_the_sweeps_best():
 
 
 def test_ch08_bfloat16_sum_stalls():
-    (terms,) = quoted(CH, r"a sum of equal terms stalls\s+near \$2\^8\\, t\$, after about (\d+) rows")
-    assert terms == 2**8
-    (factor,) = quoted(CH, r"Over 16 384 rows it would be about\s+(\d+) times too small")
-    assert factor == 16384 / 2**8
+    # bf16 has 8 significant bits: [2^k, 2^(k+1)) is spaced 2^(k-7); 256 + 1 is a tie and rounds to even (256)
+    import torch
+    assert torch.tensor(257.0).to(torch.bfloat16).item() == 256.0
+    for t in (1.0, 1.0078125, 1.5, 1.9921875, 0.369140625):  # bf16 terms: the running sum stalls in [2^8 t, 2^9 t]
+        s, n, one = torch.tensor(0.0, dtype=torch.bfloat16), 0, torch.tensor(t, dtype=torch.bfloat16)
+        while s + one != s:
+            s, n = s + one, n + 1
+        assert 2**8 * t <= s.item() <= 2**9 * t and 2**8 <= n <= 2**9, (t, s.item(), n)
+    lo, hi = quoted(CH, r"between \$2\^8\\, t\$ and \$2\^9\\, t\$, after (\d+) to (\d+) rows")
+    assert (lo, hi) == (2**8, 2**9)
+    few, many = quoted(CH, r"Over 16 384\s+rows it would be (\d+) to (\d+) times too small")
+    assert (few, many) == (16384 / 2**9, 16384 / 2**8)
 
 
 def test_ch08_storing_p_at_a_real_shape():
@@ -57,10 +65,15 @@ def test_ch08_storing_p_at_a_real_shape():
     assert round(2 * B * H * T * T * D / 1e11, 1) == flops
     (recompute,) = quoted(CH, r"about ([\d.]+) ms at the 989 TFLOP/s")
     assert round(2 * B * H * T * T * D / 989e12 * 1e3, 2) == recompute
+    (exp_ms,) = quoted(CH, r"\$B H T\^2 = 2\^\{31\}\$ of them: about ([\d.]+) ms at an H100's roughly 3.9 TFLOP/s")
+    assert B * H * T * T == 2**31 and round(2**31 / 3.9e12 * 1e3, 2) == exp_ms  # FlashAttention-3's 3.9 TFLOP/s
+    twice, store = quoted(CH, r"about ([\d.]+) ms against ([\d.]+) ms to write \$P\$ and read it once")
+    assert twice == round(2 * (recompute + exp_ms), 1) and store == ms
     (gib,) = quoted(CH, r"\$32 \\times 4\$ GiB \$= (\d+)\$ GiB")
-    assert gib == 32 * 4 and 128 * 2**30 / 1e9 < 141  # "nearly all of an H200's 141 GB"
-    (kib,) = quoted(CH, r"\$2 \\times 4 \\times T\$ bytes per head, (\d+) KiB at \$T = 4096\$")
-    assert 2 * 4 * 4096 == kib * 1024
+    h200_gib, h200_gb = quoted(CH, r"nearly all\s+of an H200's (\d+) GiB \((\d+) GB\)")
+    assert gib == 32 * 4 and round(h200_gb * 1e9 / 2**30) == h200_gib
+    (kib,) = quoted(CH, r"\$4T\$ bytes per head, (\d+) KiB at\s+\$T = 4096\$")
+    assert 4 * 4096 == kib * 1024
 
 
 def test_ch08_tile_intensity():
@@ -82,4 +95,10 @@ def test_ch08_work_counts():
 def test_ch08_self_check_bytes():
     assert 1 * 16 * 8192**2 * 2 == 2**31  # "2^{31} bytes, 2 GiB per layer"
     assert "$1 \\cdot 16 \\cdot 8192^2 \\cdot 2 = 2^{31}$ bytes, 2 GiB" in flat(CH)
-    assert 2 * 4 * 8192 * 16 == 2**20  # "= 1 MiB"
+    assert 4 * 8192 * 16 == 2**19 == 512 * 1024  # L only: "= 2^{19}$ bytes, 512 KiB"
+    assert "$4 \\times 8192 \\times 16 = 2^{19}$ bytes, 512 KiB" in flat(CH)
+
+
+def test_ch08_int32_offsets():
+    assert 524288 * 4096 == 2**19 * 2**12 == 2**31  # the first row whose offset no longer fits in int32
+    assert "from row 524 288 on at 4096 columns ($2^{19} \\cdot 2^{12} = 2^{31}$)" in flat(CH)
