@@ -5,11 +5,8 @@ from prose_util import *  # noqa: F403  (the chapters' text, its data files and 
 from prose_util import H100, H200, LONG_F32  # not in prose_util's __all__
 
 
-def test_ch03_progression_and_long_rows():
-    p = _progression()
-    warp, torch_, v1 = quoted("ch03_online_softmax", r"read ([\d.]+)% of the copy bandwidth at 4096 × 2048, "
-                              r"ahead of `torch.softmax` \(([\d.]+)%\) and of the 3-pass v1 \(([\d.]+)%\)")
-    assert (warp, torch_, v1) == (p["v2: your warp per row"][1], p["torch.softmax"][1], p["v1: 3-pass"][1])
+def test_ch03_long_rows():
+    """Section 9's long-row numbers (its 4096 x 2048 ones are Chapter 2's table, tested there)."""
     cuda, tri, three, tor = quoted("ch03_online_softmax", r"online kernels read ([\d.]+)% \(CUDA\) and ([\d.]+)% "
                                    r"\(Triton\) against a model ceiling of 67%, a 3-pass kernel ([\d.]+)% "
                                    r"\(ceiling 50%\), and `torch.softmax` ([\d.]+)%")
@@ -17,21 +14,18 @@ def test_ch03_progression_and_long_rows():
     assert f"**{cuda}%**" in block and f"3-pass (max, sum, write) | {three}%" in block
     assert f"| torch.softmax | {tor}% |" in block
     assert f"**{tri}%**" in _benchmarks_md_row("| ch03 Triton online, 1024 x 131072", H100_CH23)
-    a, b = quoted("ch03_online_softmax", r"reference reads ([\d.]+)% and a 3-pass kernel ([\d.]+)%")
-    assert (a, b) == (cuda, three)
 
 
-def test_ch03_exercise_4_paths_measured():
-    regs, scalar, vec = quoted("ch03_online_softmax", r"the registers path with `md_push` on every value read "
-                               r"([\d.]+)% of the copy; the two-pass loop alone read ([\d.]+)% loading one float "
-                               r"at a time and ([\d.]+)% with `float4` loads")
-    what, shape = "ch03 ex4 warp per row", [4096, 2048]
-    assert regs == _readthrough(what, shape=shape, kernel="taught variant (row in registers, md_push per value; "
-                                "scalar two-pass otherwise)")["pct_copy"]
-    assert scalar == _readthrough(what, shape=shape, kernel="two-pass only, one float at a time")["pct_copy"]
-    assert vec == _readthrough(what, shape=shape, kernel="two-pass only, float4")["pct_copy"]
-    assert load(READTHROUGH)["l2_bytes"] == 50 * 2**20  # "the 50 MiB L2 cache"
-    assert 0 < vec - 70 < 2  # "clears the bar by about one point"
+def test_ch03_exercise_4_two_pass_passes_only_through_l2():
+    """Exercise 4: the two-pass loop with float4 loads clears the 70% bar on an H100 (measured at the graded shape),
+    which its 67% model does not allow: the 32 MiB input fits in the 50 MiB L2."""
+    ch = "ch03_online_softmax"
+    (bar,) = quoted(ch, r"The bandwidth test needs (\d+)% of the copy at 4096 × 2048, above the two-pass loop's 67% ceiling")
+    quoted(ch, r"The two-pass loop alone, with `float4` loads, can pass it on an H100 only because the 32 MiB input "
+               r"fits in the 50 MiB L2")
+    vec = _readthrough("ch03 ex4 warp per row", shape=[4096, 2048], kernel="two-pass only, float4")["pct_copy"]
+    assert 4096 * 2048 * 4 == 32 * 2**20 and 2 / 3 * 100 < bar < vec
+    assert load(READTHROUGH)["l2_bytes"] == 50 * 2**20  # "the 50 MiB L2"
 
 
 def test_ch03_half_precision_error_levels():
