@@ -1453,6 +1453,107 @@ def block_scales():
     return fig
 
 
+def fa2_backward_tiles():
+    """Chapter 8, section 5: which program owns what in the attention backward, on the T x T score tiles under a
+    causal mask (6 x 6 tiles drawn). Pass 2: the program of key block j walks the query blocks from the diagonal
+    down, keeping K_j, V_j and the float32 dK_j, dV_j on chip. Pass 3: the program of query block i walks the key
+    blocks from the left up to the diagonal, keeping Q_i, dO_i, L_i, Delta_i and the float32 dQ_i on chip. Tiles
+    above the diagonal are skipped; the diagonal tiles need the mask."""
+    n, own = 6, 2
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.3))
+    panels = (("pass 2: one program per key block j\n(here j = 2): dKj, dVj written once", True),
+              ("pass 3: one program per query block i\n(here i = 3): dQi written once", False))
+    for ax, (title, keys) in zip(axes, panels):
+        ax.set_axis_off()
+        ax.set_xlim(-1.6, n + 0.3)
+        ax.set_ylim(-2.3, n + 1.2)
+        ax.set_title(title, fontsize=8.5)
+        mine = own if keys else own + 1
+        for j in range(n):
+            on = keys and j == mine
+            _box(ax, j + 0.05, n + 0.15, 0.9, 0.6, f"K{j},V{j}", fc=C[2] if on else "#e5f5e0", fs=6.5,
+                 color="white" if on else "black")
+        for i in range(n):
+            y = n - 1 - i
+            on = not keys and i == mine
+            _box(ax, -1.5, y + 0.05, 1.3, 0.9, f"Q{i}, dO{i}", fc=C[0] if on else "#dce6f2", fs=6.5,
+                 color="white" if on else "black")
+            for j in range(n):
+                if j > i:
+                    fc, text = "#eeeeee", ""
+                elif (keys and j == mine) or (not keys and i == mine):
+                    fc, text = "#fde0dd", "mask" if i == j else ""
+                else:
+                    fc, text = "white", "mask" if i == j else ""
+                ax.add_patch(Rectangle((j + 0.05, y + 0.05), 0.9, 0.9, facecolor=fc, edgecolor="#888888", lw=0.5,
+                                       hatch="////" if i == j else None))
+                if text:
+                    ax.text(j + 0.5, y + 0.5, text, ha="center", va="center", fontsize=6,
+                            bbox=dict(facecolor="white", edgecolor="none", pad=0.5))
+        if keys:
+            _arrow(ax, (mine + 0.5, n - 1 - mine + 0.7), (mine + 0.5, 0.15), color=C[3], lw=1.4)
+            what = ("per query tile i ≥ j: load Qi, dOi, Li, Δi; recompute Pᵀ;\n"
+                    "dVj += Pᵀ dOi,  dKj += τ dSᵀ Qi  (four products)")
+        else:
+            _arrow(ax, (0.15, n - 1 - mine + 0.5), (mine + 0.85, n - 1 - mine + 0.5), color=C[3], lw=1.4)
+            what = ("per key tile j ≤ i: load Kj, Vj; recompute P, dP;\n"
+                    "dQi += τ dS Kj  (three products)")
+        ax.text(n / 2 - 0.6, -0.25, what, ha="center", va="top", fontsize=7)
+        ax.text(n / 2 - 0.6, -1.35, "grey: above the diagonal, skipped (no query sees a later key);\n"
+                "hatched: the diagonal tiles, the only ones that need the causal mask", ha="center", va="top",
+                fontsize=6.5, color="#555555")
+    fig.tight_layout()
+    return fig
+
+
+def two_stage_dgamma():
+    """Chapter 8, section 4: dgamma summed across rows. Above, design 2: every program adds its float32 share into
+    the same d outputs with atomics, in whatever order the programs arrive. Below, design 3: P programs take rows
+    p, p + P, p + 2P, ... (P = 4 and 12 rows drawn), each stores its share in row p of a float32 (P, d) buffer;
+    a second kernel, one program per block of columns, adds the P rows in a fixed order and rounds once."""
+    P, rows = 4, 12
+    fig, ax = _blank((9.5, 4.6))
+    ax.set_xlim(-0.5, 30)
+    ax.set_ylim(-1.2, 15.5)
+    fig.subplots_adjust(0.01, 0.01, 0.99, 0.99)
+    colors = [C[0], C[1], C[2], C[4]]
+
+    def row_strip(y0):
+        for r in range(rows):
+            _box(ax, 0, y0 + (rows - 1 - r) * 0.5, 6, 0.45, f"row {r}: x, dy", fc=colors[r % P], fs=5.5,
+                 color="white", lw=0.3)
+        ax.text(3, y0 + rows * 0.5 + 0.1, f"{rows} rows, dealt to P = {P} programs:\nrow r to program r mod P",
+                ha="center", va="bottom", fontsize=6.5)
+
+    # design 2 (top): atomics into one d-vector
+    ax.text(0, 15.3, "design 2: per-program shares, then atomics (fast, order-dependent)", fontsize=8.5,
+            weight="bold", va="top")
+    for p in range(P):
+        _box(ax, 9, 13.4 - p * 0.9, 5, 0.7, f"program {p}: share", fc=colors[p], fs=6.5, color="white")
+        _arrow(ax, (14.1, 13.75 - p * 0.9), (19.9, 12.1), color=colors[p], lw=0.9)
+    _box(ax, 20, 11.6, 8, 1, "dgamma (float32), d outputs", fc="#f6d5bf", fs=7)
+    ax.text(24, 11.1, "tl.atomic_add: the P shares arrive in any order,\nso dgamma's last bits change from run to run",
+            ha="center", va="top", fontsize=6.5)
+    ax.plot([-0.5, 30], [9.6, 9.6], color="#bbbbbb", lw=0.6)
+    # design 3 (bottom): stage 1 stores to partial, stage 2 sums in a fixed order
+    ax.text(0, 8.9, "design 3: two stages (deterministic)", fontsize=8.5, weight="bold", va="top")
+    row_strip(0.2)
+    for p in range(P):
+        y = 6.3 - p * 1.25
+        _arrow(ax, (6.2, 0.2 + (rows - 1 - p) * 0.5 + 0.22), (9.4, y + 0.45), color=colors[p], lw=0.7)
+        _box(ax, 9.5, y, 5, 0.9, f"program {p}\nrows {p}, {p + P}, {p + 2 * P}", fc=colors[p], fs=6, color="white")
+        _arrow(ax, (14.6, y + 0.45), (16.4, y + 0.45), color=colors[p], lw=0.9)
+        _box(ax, 16.5, y, 5.5, 0.9, f"partial[{p}, :]", fc="white", ec=colors[p], fs=6.5, lw=1.2)
+    ax.text(19.25, 7.45, "stage 1 stores: partial, (P, d) float32", ha="center", fontsize=6.5)
+    _arrow(ax, (22.2, 3.5), (23.9, 3.5), color=C[3], lw=1.2)
+    _box(ax, 24, 2.5, 5.5, 2, "stage 2: per column\nblock, add rows\n0, 1, ..., P-1 in order;\nround once",
+         fc="#f6d5bf", fs=6.2)
+    ax.text(26.75, 1.9, "dgamma: the same bits\non every run", ha="center", va="top", fontsize=6.5)
+    ax.text(15, -0.9, "extra traffic: P × d × 4 bytes written by stage 1 and read by stage 2 (section 4 counts it)",
+            ha="center", fontsize=6.5, color="#555555")
+    return fig
+
+
 DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tree, masked_lanes, smem_banks, butterfly,
                                      addressing_schemes, two_level_reduction, littles_law,
                                      online_softmax, merge_states, held_split, cluster_exchange, flash_tiles,
@@ -1461,7 +1562,7 @@ DIAGRAMS = {f.__name__: f for f in (thread_grid, memory_hierarchy, reduction_tre
                                      split_rows, q526_split, q_pipeline, newton_reciprocal, fa3_pipeline,
                                      register_budget, wait_placement,
                                      warp_row_layout, triton_tiles, loop_order, key_ranges, fp_number_lines,
-                                     block_scales)}
+                                     block_scales, two_stage_dgamma, fa2_backward_tiles)}
 
 
 def script_hash() -> str:
