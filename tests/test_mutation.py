@@ -1,4 +1,4 @@
-"""Mutation testing of the grader (autograder.instructor.mutate, benchmarks/mutation/CH.json).
+"""Mutation testing of the grader (autograder.instructor.mutate, benchmarks/mutation/cpu.json: one entry per chapter).
 
 Fast: the generator itself (every mutant parses or differs by tokens only, ids are unique and stable,
 the committed reports name mutants the generator still makes).
@@ -7,7 +7,6 @@ report counts as killed is graded again; every one must still be killed, so the 
 silently fall.
 """
 import ast
-import json
 import os
 
 import pytest
@@ -20,11 +19,10 @@ PER_CHAPTER = int(os.environ.get("FLASHCOURSE_MUTATION_SAMPLE", "5"))
 
 
 def _report(chapter):
-    path = os.path.join(mutate.REPORT_DIR, f"{chapter}.json")
-    if not os.path.exists(path):
+    rep = mutate.cpu_report(chapter)
+    if rep is None:
         pytest.skip(f"no committed mutation report for {chapter}")
-    with open(path) as f:
-        return json.load(f)
+    return rep
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -1,6 +1,6 @@
 """The GPU side of mutation testing, checked without a GPU: the timed mutants (num_warps=1 on each Triton launch),
-the reuse of an earlier, cut-off --gpu-recheck call's log lines, and the per-GPU report file
-(benchmarks/mutation/gpu/<gpu>.json: one entry per chapter)."""
+the reuse of an earlier, cut-off --gpu-recheck call's log lines, and the merged report files
+(benchmarks/mutation/gpu/<gpu>.json and the CPU run's benchmarks/mutation/cpu.json: one entry per chapter)."""
 from __future__ import annotations
 
 import glob
@@ -51,15 +51,38 @@ def test_writing_one_chapter_keeps_the_other_chapters_entries(tmp_path):
     assert path == os.path.join(mutate.REPORT_DIR, "gpu", "nvidia_test_gpu.json")
     path = str(tmp_path / "gpu" / os.path.basename(path))
     a, b = _report("ch02_a"), _report("ch01_b")
-    mutate.write_gpu_report(a, path)
-    mutate.write_gpu_report(b, path)
+    mutate.write_chapter_entry(a, path, device=a["device"])
+    mutate.write_chapter_entry(b, path, device=b["device"])
     doc = json.load(open(path))
     assert doc == {"device": "NVIDIA Test GPU", "chapters": {"ch01_b": b, "ch02_a": a}}
     assert list(doc["chapters"]) == ["ch01_b", "ch02_a"]  # sorted by chapter
     a2 = dict(a, rechecked=2)
-    mutate.write_gpu_report(a2, path)  # a chapter run again replaces only its own entry
+    mutate.write_chapter_entry(a2, path, device=a2["device"])  # a chapter run again replaces only its own entry
     assert json.load(open(path))["chapters"] == {"ch01_b": b, "ch02_a": a2}
     assert os.listdir(tmp_path / "gpu") == ["nvidia_test_gpu.json"]  # no temporary file left behind
+
+
+def test_the_cpu_file_keeps_the_other_chapters_entries(tmp_path, monkeypatch):
+    path = str(tmp_path / "cpu.json")
+    monkeypatch.setattr(mutate, "CPU_REPORT", path)
+    assert mutate.cpu_report("ch01_b") is None
+    a, b = {"chapter": "ch02_a", "mutants": 3, "killed": 3}, {"chapter": "ch01_b", "mutants": 2, "killed": 1}
+    mutate.write_chapter_entry(a, path)
+    mutate.write_chapter_entry(b, path)
+    assert json.load(open(path)) == {"chapters": {"ch01_b": b, "ch02_a": a}}
+    a2 = dict(a, killed=2)
+    mutate.write_chapter_entry(a2, path)
+    assert json.load(open(path)) == {"chapters": {"ch01_b": b, "ch02_a": a2}}
+    assert (mutate.cpu_report("ch02_a"), mutate.cpu_report("ch01_b"), mutate.cpu_report("ch03")) == (a2, b, None)
+    assert os.listdir(tmp_path) == ["cpu.json"]
+
+
+def test_the_committed_cpu_file_holds_one_entry_per_chapter_under_its_name():
+    doc = json.load(open(mutate.CPU_REPORT))
+    assert set(doc) == {"chapters"} and doc["chapters"]
+    assert list(doc["chapters"]) == sorted(doc["chapters"])
+    for chapter, r in doc["chapters"].items():
+        assert chapter in CHAPTERS and r["chapter"] == chapter
 
 
 def test_the_committed_gpu_reports_hold_one_entry_per_chapter_that_agrees_with_its_rows():

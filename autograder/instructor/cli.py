@@ -20,7 +20,7 @@
   flashcourse bench --render       rebuild those plots and BENCHMARKS.md from the committed JSON (no GPU)
   flashcourse mutate CH [--sample N] [--json PATH]
                                    mutation testing of the grader: mutants of the chapter's references,
-                                   graded by its quiet checks; writes benchmarks/mutation/CH.json
+                                   graded by its quiet checks; writes CH's entry of benchmarks/mutation/cpu.json
 """
 from __future__ import annotations
 

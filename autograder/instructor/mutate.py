@@ -1,5 +1,8 @@
 """Mutation testing of the grader: `flashcourse mutate CH [--sample N] [--json PATH]`.
 
+Each chapter's report is its entry of benchmarks/mutation/cpu.json ({"chapters": {chapter: report}}); a run
+replaces only its chapters' entries. `--json PATH` writes one chapter's report to PATH instead.
+
 Every reference solution of a chapter is mutated automatically, inside its solution regions only
 (what a student writes): Python/NumPy/Triton cells through their AST, CUDA cells through token-level
 rules. Each mutant replaces its exercise's cell in the chapter's reference cells and is graded, in a
@@ -47,6 +50,7 @@ from autograder.declare.submission import notebook_part
 from autograder.layout import ROOT  # noqa: E402
 EQUIVALENT_FILE = os.path.join(ROOT, "benchmarks", "mutation", "equivalent.toml")
 REPORT_DIR = os.path.join(ROOT, "benchmarks", "mutation")
+CPU_REPORT = os.path.join(REPORT_DIR, "cpu.json")
 UNPROVABLE_HERE = {  # rules whose survivors the CPU mode cannot show equivalent by their outputs
     "drop_other": "a masked tl.load without other= leaves masked-off lanes undefined on a GPU; the Triton "
                   "interpreter fills them with 0, so equal outputs here prove nothing",
@@ -828,8 +832,9 @@ def gpu_recheck(chapter: str, jobs: int = 4, log=print, ids: list[str] | None = 
     from course import mode
     if not mode.GPU:
         raise SystemExit("--gpu-recheck needs a GPU (it runs the timed checks)")
-    with open(os.path.join(REPORT_DIR, f"{chapter}.json")) as f:
-        cpu = json.load(f)
+    cpu = cpu_report(chapter)
+    if cpu is None:
+        raise SystemExit(f"no committed CPU mutation report for {chapter} in {CPU_REPORT}")
     unsettled = [e["id"] for e in cpu.get("equivalent_mutants", [])] + [s["id"] for s in cpu["survived"]]
     by_id = {m.id: m for m in mutants_for_chapter(chapter)}
     chosen = [by_id[i] for i in unsettled if i in by_id] + timed_mutants(chapter)
@@ -871,14 +876,22 @@ def gpu_report_path(device: str) -> str:
     return os.path.join(REPORT_DIR, "gpu", f"{gpu}.json")
 
 
-def write_gpu_report(report: dict, path: str) -> None:
-    """Put one chapter's GPU recheck into its GPU's file under the chapter's name, keeping the other chapters'
-    entries (read, replace that entry, write to a temporary file and rename it over the old one)."""
-    doc = {"device": report["device"], "chapters": {}}
+def cpu_report(chapter: str) -> dict | None:
+    """The committed CPU report of a chapter (its entry of CPU_REPORT), or None if it has none."""
+    if not os.path.exists(CPU_REPORT):
+        return None
+    with open(CPU_REPORT) as f:
+        return json.load(f)["chapters"].get(chapter)
+
+
+def write_chapter_entry(report: dict, path: str, **fields) -> None:
+    """Put one chapter's report into a merged file ({**fields, "chapters": {chapter: report}}) under the chapter's
+    name, keeping the other chapters' entries (read, replace that entry, write to a temporary file and rename
+    it over the old one). `fields`: the file's other top-level keys (the GPU recheck's device)."""
+    doc = {**fields, "chapters": {}}
     if os.path.exists(path):
         with open(path) as f:
-            doc = json.load(f)
-    doc["device"] = report["device"]
+            doc = {**json.load(f), **fields}
     doc["chapters"] = dict(sorted({**doc.get("chapters", {}), report["chapter"]: report}.items()))
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -920,7 +933,7 @@ def main(chapters: list[str], n_sample: int | None = None, json_path: str | None
             r = gpu_recheck(chapter, jobs, log=lambda s: print(s, flush=True), ids=[only] if only else None,
                             done_log=os.environ.get("FLASHCOURSE_MUTGPU_DONE") or None)
             path = json_path or gpu_report_path(mode.device_name())
-            write_gpu_report(r, path)
+            write_chapter_entry(r, path, device=r["device"])
             print(f"{chapter} on {r['device']}: {r['rechecked']} rechecked in {r['seconds']:.0f} s; CPU survivors "
                   f"killed here {r['cpu_survivors_killed_here']}, CPU equivalents killed here "
                   f"{r['cpu_equivalents_killed_here']}, timed mutants killed {r['timed_mutants_killed']} of "
@@ -929,12 +942,11 @@ def main(chapters: list[str], n_sample: int | None = None, json_path: str | None
         return 1 if bad else 0
     if only == "reclassify":  # apply the current table to the committed reports
         for chapter in chapters:
-            path = os.path.join(REPORT_DIR, f"{chapter}.json")
-            with open(path) as f:
-                report = reclassify(json.load(f))
-            with open(path, "w") as f:
-                json.dump(report, f, indent=1)
-                f.write("\n")
+            report = cpu_report(chapter)
+            if report is None:
+                raise SystemExit(f"no committed CPU mutation report for {chapter} in {CPU_REPORT}")
+            report = reclassify(report)
+            write_chapter_entry(report, CPU_REPORT)
             print(f"{chapter}: {report['mutants']} mutants, {report['killed']} killed, {report['equivalent']} "
                   f"equivalent, {len(report['survived'])} survived; kill rate {100 * report['kill_rate']:.1f}%")
         return 0
@@ -954,12 +966,15 @@ def main(chapters: list[str], n_sample: int | None = None, json_path: str | None
             print(f"{chapter}: {len(ms)} mutants")
             continue
         report = run_chapter(chapter, n_sample, jobs, log=lambda s: print(s, flush=True))
-        path = json_path if (json_path and len(chapters) == 1) else (
-            os.path.join(json_path, f"{chapter}.json") if json_path else os.path.join(REPORT_DIR, f"{chapter}.json"))
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
+        if json_path:
+            path = json_path if len(chapters) == 1 else os.path.join(json_path, f"{chapter}.json")
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(report, f, indent=1)
+                f.write("\n")
+        else:
+            path = CPU_REPORT
+            write_chapter_entry(report, path)
         n_eq = report["equivalent"]
         print(f"{chapter}: {report['mutants']} mutants, {report['killed']} killed, {n_eq} equivalent, "
               f"{len(report['survived'])} survived, {len(report['errors'])} errors; kill rate "
