@@ -49,6 +49,17 @@ from autograder.judge.verdict import ATTENTION, Kind, Verdict
 VERSION = 2
 
 
+class _Stdout:
+    """The `out=` default of the functions here: whatever `sys.stdout` is when they write (a default of `sys.stdout`
+    itself would keep the stream of import time, which a caller such as a test's capture may since have closed)."""
+
+    def __getattr__(self, name):
+        return getattr(sys.stdout, name)
+
+
+STDOUT = _Stdout()
+
+
 # ---------- what to grade ----------
 
 def students(course: str, chapter: str) -> list[str]:
@@ -360,7 +371,7 @@ WORKERS_PER_GPU = 4
 
 
 def grade_class(course: str, chapter: str, *, jobs: int | None = None, shard_spec: str | None = None,
-                results: str | None = None, force: bool = False, out=sys.stdout,
+                results: str | None = None, force: bool = False, out=STDOUT,
                 collector: Collector | None = None) -> tuple[str, list[dict]]:
     """Phase 1 over the class (or one shard): the results folder and one brief per graded submission. A
     `collector` (not with a shard) is handed the results kept from an earlier run and each new one as it comes,
@@ -438,7 +449,7 @@ GRADEBOOK_LOCK = ".flashcourse-gradebook.lock"
 
 
 def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None, background: bool = False,
-                     out=sys.stdout, stage=None):
+                     out=STDOUT, stage=None):
     """nbgrader, the gradebook's one writer: a subprocess holding an flock on the course's gradebook lock. The
     child inherits the locked descriptor, so a child orphaned by a killed `flashcourse` keeps the lock until it
     ends, and the next run waits for it instead of writing beside it (sqlite: jupyter/nbgrader#174). With
@@ -478,7 +489,7 @@ def _nbgrader_writer(args: list[str], course: str, replay_dir: str | None = None
     return r
 
 
-def _generate(course: str, chapter: str, out=sys.stdout) -> None:
+def _generate(course: str, chapter: str, out=STDOUT) -> None:
     """The assignment and its test cells, in the gradebook (once per collect, before any replay)."""
     with tempfile.TemporaryDirectory() as tmp:
         args = ["generate_assignment", chapter, "--force", f"--CourseDirectory.release_directory={tmp}"]
@@ -494,7 +505,7 @@ def _key(result: dict) -> tuple:
 
 
 def _record(course: str, chapter: str, results: str, batch: list[str], background: bool = False,
-            out=sys.stdout) -> tuple[set, object, list[str]]:
+            out=STDOUT) -> tuple[set, object, list[str]]:
     """One replay (`nbgrader autograde CH --force` on a staging tree of `batch` alone: `_stage`) recording
     `batch`, students with a current result. Returns the students it recorded, nbgrader's process and its error
     lines. nbgrader goes on past a student it cannot record and names them at the end ("... for student 'x'"); a
@@ -556,7 +567,7 @@ def _stage(course: str, chapter: str, results: str, batch: list[str], staged: di
         shutil.rmtree(top, ignore_errors=True)
 
 
-def collect(course: str, chapter: str, results: str | None = None, out=sys.stdout) -> int:
+def collect(course: str, chapter: str, results: str | None = None, out=STDOUT) -> int:
     """Merge the result files into gradebook.db through nbgrader autograde (replaying, not grading); print
     the summary; 0 if every submission with a result was recorded."""
     course = os.path.abspath(course)
@@ -567,7 +578,7 @@ def collect(course: str, chapter: str, results: str | None = None, out=sys.stdou
 
 
 def record_and_summarise(course: str, chapter: str, results: str, recorded: dict | None = None,
-                         out=sys.stdout) -> int:
+                         out=STDOUT) -> int:
     """The last replay, of every current result not yet in `recorded` (student -> _key of the result a batch
     recorded), then the summary over everyone, as a collect of the whole class prints it."""
     everyone = students(course, chapter)
@@ -596,7 +607,7 @@ class Collector:
     The replay runs no student code and takes no GPU lock (it is CPU work in a subprocess, niced)."""
 
     def __init__(self, course: str, chapter: str, results: str, *, batch: int | None = None,
-                 every: float | None = None, out=sys.stdout):
+                 every: float | None = None, out=STDOUT):
         import threading
         self.course, self.chapter, self.results, self.out = course, chapter, results, out
         n = len(students(course, chapter))
@@ -678,7 +689,7 @@ class Collector:
 
 def autograde_class(course: str, chapter: str, *, jobs: int | None = None, results: str | None = None,
                     force: bool = False, batch: int | None = None, every: float | None = None,
-                    out=sys.stdout) -> tuple[int, dict]:
+                    out=STDOUT) -> tuple[int, dict]:
     """`flashcourse autograde CH` without a shard: grade the class and record it in the gradebook as results come
     (Collector), then record the rest and summarise as `collect` does. Returns collect's exit status and the
     timings: grade_s (grading), collect_s (what remained once grading ended), total_s, batches."""
@@ -700,7 +711,7 @@ def autograde_class(course: str, chapter: str, *, jobs: int | None = None, resul
                 "batches": collector.batches}
 
 
-def summary(course, chapter, results, current: dict, stale: list, missing: list, out=sys.stdout) -> int:
+def summary(course, chapter, results, current: dict, stale: list, missing: list, out=STDOUT) -> int:
     """The table (student x test cell), what needs attention, and checks.csv beside the results; the number of
     students whose gradebook score differs from the judge's (each named, never silent)."""
     from nbgrader.api import Gradebook

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import statistics
-import sys
 
 from autograder.instructor import classgrade
 from autograder.judge.testcells import grade_cells
@@ -461,7 +460,7 @@ def safe_name(student: str) -> str:
 
 
 def feedback(course: str, chapter: str, *, results: str | None = None, out_dir: str | None = None,
-             leaderboard: bool = False, names: bool = False, out=sys.stdout) -> int:
+             leaderboard: bool = False, names: bool = False, out=classgrade.STDOUT) -> int:
     course = os.path.abspath(course)
     results = os.path.abspath(results or os.path.join(course, "results", chapter))
     out_dir = os.path.abspath(out_dir or os.path.join(course, "feedback_html", chapter))

@@ -37,6 +37,76 @@ def _runs_here(exercise_id: str, check: str) -> bool:
 _grade_cells = grade_cells  # (the name benchmarks/grade_class.py imports)
 
 
+def label(w) -> str:
+    """A known submission's student id in validate's course: wrong-<name>, or variant-<name> (full marks)."""
+    return (w.name if w.legit else f"wrong-{w.name}").replace("_", "-")
+
+
+def patched(source, w, grades: dict, chapter: str):
+    """The solution notebook with w's one solution cell patched."""
+    nb = nbformat.from_dict(json.loads(json.dumps(source)))
+    cell = next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == w.cell), None)
+    if cell is None:
+        raise SystemExit(f"{w.name}: no solution cell {w.cell!r} in {chapter}")
+    cell.source = w.apply(cell.source)
+    for gid in w.loses:
+        if gid not in grades:
+            raise SystemExit(f"{w.name}: LOSES names {gid!r}, which is not a test cell of {chapter}")
+    return nb
+
+
+def _runnable(grades: dict, gid: str) -> bool:
+    g = grades[gid]
+    return g["points"] > 0 and all(_runs_here(e, c) for e, c in g["calls"])
+
+
+def graded_here(chapter: str) -> list:
+    """The known submissions of the chapter that this mode can tell from the solution: not those whose lost
+    test cells all need a GPU (without one they score as the solution)."""
+    grades = grade_cells(nbformat.read(notebook_path(chapter), 4))
+    return [w for w in for_chapter(chapter) if w.legit or any(_runnable(grades, g) for g in w.loses)]
+
+
+def judge_known_wrongs(chapter: str, names: list[str] | None = None, jobs: int = 2) -> int:
+    """The judge alone on known-wrong submissions (`names`: their labels; default all graded here): each one's
+    patched notebook graded as grading does it (its solution cells in one sandboxed runner, the judge's checks,
+    autograder.judge.testcells.grade), but only on the test cells it can change: those calling its own exercise or
+    an exercise of a cell it must lose. Each of those must fail exactly when it is one of the lost cells.
+    No nbgrader: `validate` grades a whole notebook through nbgrader and checks the cells of the other
+    exercises too. Prints a line per submission; returns the number of cells that scored otherwise."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.declare.submission import cells_from_notebook
+    from autograder.judge.testcells import grade
+    t0 = time.time()
+    source = nbformat.read(notebook_path(chapter), 4)
+    grades = grade_cells(source)
+    chosen = [w for w in graded_here(chapter) if not w.legit and (names is None or label(w) in names)]
+    unknown = sorted(set(names or ()) - {label(w) for w in chosen})
+    if unknown:
+        raise SystemExit(f"no known-wrong submission graded here named {', '.join(unknown)} in {chapter}")
+
+    def one(w) -> tuple[str, int]:
+        nb = patched(source, w, grades, chapter)
+        exercises = {w.exercise} | {e for gid in w.loses for e, _ in grades[gid]["calls"]}
+        cells = {gid: g["calls"] for gid, g in grades.items()
+                 if _runnable(grades, gid) and any(e in exercises for e, _ in g["calls"])}
+        graded = grade(cells_from_notebook(nb), cells)
+        bad = [f"{gid} {'passed' if v.passed else 'failed'}" for gid, v in graded.cells.items()
+               if v.passed == (gid in w.loses)]
+        lost = sorted(g for g, v in graded.cells.items() if not v.passed)
+        line = f"{'BAD' if bad else 'ok '} {label(w)}: {len(cells)} cells judged, lost {', '.join(lost) or 'none'}"
+        return line + (f"; not as expected: {', '.join(bad)}" if bad else ""), len(bad)
+    with ThreadPoolExecutor(jobs) as pool:
+        done = list(pool.map(one, chosen))
+    for line, _ in done:
+        print(line, flush=True)
+    n_bad = sum(n for _, n in done)
+    print(f"judge_known_wrongs {chapter} · {mode.MODE} mode: {len(chosen)} submissions, {n_bad} cells scored "
+          f"otherwise; {time.time() - t0:.0f} s", flush=True)
+    return n_bad
+
+
 def validate(chapter: str, keep: str | None = None, only: list[str] | None = None) -> int:
     t0 = time.time()
     source = nbformat.read(notebook_path(chapter), 4)
@@ -49,16 +119,7 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
 
     subs["solution"] = (source, "the reference solution", set())
     for w in for_chapter(chapter):
-        nb = nbformat.from_dict(json.loads(json.dumps(source)))
-        cell = next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == w.cell), None)
-        if cell is None:
-            raise SystemExit(f"{w.name}: no solution cell {w.cell!r} in {chapter}")
-        cell.source = w.apply(cell.source)
-        for gid in w.loses:
-            if gid not in grades:
-                raise SystemExit(f"{w.name}: LOSES names {gid!r}, which is not a test cell of {chapter}")
-        label = w.name if w.legit else f"wrong-{w.name}"  # variant-...: a legitimate variant, full marks
-        subs[label.replace("_", "-")] = (nb, w.doc, set(w.loses))
+        subs[label(w)] = (patched(source, w, grades, chapter), w.doc, set(w.loses))
 
     # Without a GPU a known-wrong submission whose lost cells all need one would score exactly as the solution:
     # it is graded on a GPU only (named below; --only grades it anyway). Its patch was still applied above.
@@ -113,11 +174,22 @@ def validate(chapter: str, keep: str | None = None, only: list[str] | None = Non
             bad += not ok
             rows.append({"student": student, "cell": gid, "expected": want, "got": have, "ok": ok,
                          "runs_here": runnable_points(gid) > 0 or grades[gid]["points"] == 0})
-    _print(chapter, rows, subs, grades, time.time() - t0)
+    seconds = time.time() - t0
+    _print(chapter, rows, subs, grades, seconds)
     out = os.environ.get("FLASHCOURSE_VALIDATE_JSON")
-    if out:
+    if out:  # one file for every chapter validated into it (`flashcourse validate ch01 ch02 --json F`)
+        done = {}
+        if os.path.exists(out):
+            with open(out) as f:
+                done = json.load(f)
+        if done.get("mode") != mode.MODE or done.get("device") != mode.device_name():
+            done = {}
+        done.update(mode=mode.MODE, device=mode.device_name(), date=time.strftime("%Y-%m-%d"))
+        done.setdefault("chapters", {})[chapter] = {
+            "seconds": round(seconds), "match": len(rows) - bad, "mismatch": bad,
+            "submissions": len({r["student"] for r in rows}), "rows": rows}
         with open(out, "w") as f:
-            json.dump({"chapter": chapter, "mode": mode.MODE, "device": mode.device_name(), "rows": rows}, f, indent=1)
+            json.dump(done, f, indent=1)
     return bad
 
 

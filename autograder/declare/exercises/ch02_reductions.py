@@ -266,7 +266,8 @@ def _row_sum_bytes(shape) -> int:
 ROWS_CASES = {
     "correctness": [Case((64, 1000), "adversarial"), Case((16, 4096)), Case((8, 1))],
     "hidden": [Case((33, 1), "adversarial"), Case((7, 3)), Case((257, 1025), "adversarial"),
-               Case((1823, 781), "adversarial"), Case((4096, 8192), "adversarial", cpu_shape=(24, 8192)),
+               Case((1823, 781), "adversarial", cpu_shape=(223, 781)),
+               Case((4096, 8192), "adversarial", cpu_shape=(24, 8192)),
                Case((5, 50001), "adversarial", cpu_shape=(4, 20001))],
 }
 

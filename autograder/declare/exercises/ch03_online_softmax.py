@@ -393,7 +393,8 @@ BLOCK_THREADS = 512      # launch contract: one block of 512 threads per row
 
 WARP_CASES = {
     "correctness": [Case((64, 1000), "adversarial"), Case((8, 1)), Case((13, 2048))],
-    "hidden": [Case((1823, 781), "adversarial"), Case((33, 1), "adversarial"), Case((7, 3), "adversarial"),
+    "hidden": [Case((1823, 781), "adversarial", cpu_shape=(223, 781)),
+               Case((33, 1), "adversarial"), Case((7, 3), "adversarial"),
                Case((257, 1025), "adversarial"), Case((4096, 2048), "adversarial", cpu_shape=(48, 2048)),
                Case((50, 8192), "adversarial", cpu_shape=(10, 8192)),
                Case((64, 2052), "adversarial", cpu_shape=(16, 2052)), Case((16, 4), "adversarial")],
